@@ -1,0 +1,260 @@
+package mcpmw
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Args gives typed access to a tool call's arguments. Accessors never fail
+// loudly: each returns the zero value (or the default) on a problem and
+// keeps the first problem for Err, the way bufio.Scanner does, so a tool
+// reads all its arguments and checks once:
+//
+//	msg := args.String("message")
+//	limit := args.IntClamp("limit", 20, 1, 50)
+//	if err := args.Err(); err != nil {
+//		return mcpmw.ToolResult{}, err // an isError result naming the field
+//	}
+//
+// Values are never converted between JSON types: "5" is not an integer and
+// 1 is not a string. Only IntClamp bends, and only on magnitude.
+type Args struct {
+	raw     json.RawMessage
+	members []member
+	err     error
+}
+
+// NewArgs returns Args over raw, the JSON object of a call's arguments. Nil
+// or empty raw means no arguments. It is what the handler uses, and what a
+// test uses to call a tool's func directly.
+func NewArgs(raw []byte) *Args {
+	a := &Args{raw: raw}
+	if len(raw) == 0 || kindOf(raw) == kindNull {
+		a.raw = json.RawMessage("{}")
+		return a
+	}
+	if !json.Valid(raw) {
+		a.err = &ArgError{Problem: "arguments are not valid JSON"}
+		return a
+	}
+	var ok bool
+	if a.members, ok = objectMembers(raw, nil); !ok {
+		a.err = &ArgError{Problem: "arguments must be a JSON object, not " + kindOf(raw[skipSpace(raw, 0):]).String()}
+	}
+	return a
+}
+
+// An ArgError reports an argument that is missing or of the wrong type or
+// form. A tool that returns one gets an isError result whose text names the
+// field, so the model can correct its call.
+type ArgError struct {
+	Field   string // the argument's name ("" for the arguments as a whole)
+	Problem string // e.g. "is required", "must be a string, not a number"
+}
+
+func (e *ArgError) Error() string {
+	if e.Field == "" {
+		return "invalid arguments: " + e.Problem
+	}
+	return fmt.Sprintf("argument %q %s", capEcho(e.Field), e.Problem)
+}
+
+// Err returns the first problem any accessor met, or nil.
+func (a *Args) Err() error { return a.err }
+
+// Raw returns the whole arguments object as sent.
+func (a *Args) Raw() json.RawMessage { return a.raw }
+
+// Has reports whether the argument is present and not null.
+func (a *Args) Has(name string) bool {
+	k := kindOf(lookup(a.members, name))
+	return k != kindNone && k != kindNull
+}
+
+// Decode unmarshals the whole arguments object into v with encoding/json, for
+// tools that prefer a struct. A type mismatch becomes an *ArgError naming the
+// field; the error is also kept for Err.
+func (a *Args) Decode(v any) error {
+	if a.err != nil {
+		return a.err
+	}
+	if err := json.Unmarshal(a.raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			a.fail(te.Field, "must be "+jsonTypeName(te.Type.Kind().String())+", not "+te.Value)
+		} else {
+			a.fail("", err.Error())
+		}
+		return a.err
+	}
+	return nil
+}
+
+func jsonTypeName(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+func (a *Args) fail(field, problem string) {
+	if a.err == nil {
+		a.err = &ArgError{Field: field, Problem: problem}
+	}
+}
+
+// get returns the raw value of name, recording a problem when it is absent
+// (and required) or of the wrong kind. ok is false when no usable value is
+// there.
+func (a *Args) get(name string, want jsonKind, required bool) ([]byte, bool) {
+	v := lookup(a.members, name)
+	switch k := kindOf(v); k {
+	case want:
+		return v, true
+	case kindNone, kindNull:
+		if required {
+			a.fail(name, "is required")
+		}
+		return nil, false
+	default:
+		a.fail(name, "must be "+want.String()+", not "+k.String())
+		return nil, false
+	}
+}
+
+// String returns the required string argument name.
+func (a *Args) String(name string) string { return a.str(name, "", true) }
+
+// OptString returns the string argument name, or def when it is absent or null.
+func (a *Args) OptString(name, def string) string { return a.str(name, def, false) }
+
+func (a *Args) str(name, def string, required bool) string {
+	v, ok := a.get(name, kindString, required)
+	if !ok {
+		return def
+	}
+	s, _ := unquote(v)
+	return s
+}
+
+// Bool returns the required boolean argument name.
+func (a *Args) Bool(name string) bool {
+	v, _ := a.get(name, kindBool, true)
+	return len(v) > 0 && v[0] == 't'
+}
+
+// OptBool returns the boolean argument name, or def when it is absent or null.
+func (a *Args) OptBool(name string, def bool) bool {
+	v, ok := a.get(name, kindBool, false)
+	if !ok {
+		return def
+	}
+	return v[0] == 't'
+}
+
+// Float returns the required number argument name.
+func (a *Args) Float(name string) float64 { return a.float(name, 0, true) }
+
+// OptFloat returns the number argument name, or def when it is absent or null.
+func (a *Args) OptFloat(name string, def float64) float64 { return a.float(name, def, false) }
+
+func (a *Args) float(name string, def float64, required bool) float64 {
+	v, ok := a.get(name, kindNumber, required)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil { // only overflow: JSON numbers are otherwise valid floats
+		a.fail(name, "is out of range")
+		return def
+	}
+	return f
+}
+
+// Int returns the required integer argument name. A number with a fraction,
+// or one beyond the range of int, is a problem.
+func (a *Args) Int(name string) int { return a.int(name, 0, true) }
+
+// OptInt returns the integer argument name, or def when it is absent or null.
+func (a *Args) OptInt(name string, def int) int { return a.int(name, def, false) }
+
+func (a *Args) int(name string, def int, required bool) int {
+	v, ok := a.get(name, kindNumber, required)
+	if !ok {
+		return def
+	}
+	n, exact, integral := parseInt(v)
+	switch {
+	case !integral:
+		a.fail(name, "must be an integer, not "+capEcho(string(v)))
+		return def
+	case !exact:
+		a.fail(name, "is out of range")
+		return def
+	}
+	return n
+}
+
+// IntClamp returns the integer argument name clamped to [min, max], or def
+// (also clamped) when it is absent or null. Out-of-range values, however
+// large, are clamped rather than refused; a value that is not an integer is
+// still a problem.
+func (a *Args) IntClamp(name string, def, min, max int) int {
+	clamp := func(n int) int {
+		if n < min {
+			return min
+		}
+		if n > max {
+			return max
+		}
+		return n
+	}
+	v, ok := a.get(name, kindNumber, false)
+	if !ok {
+		return clamp(def)
+	}
+	n, exact, integral := parseInt(v)
+	if !integral {
+		a.fail(name, "must be an integer, not "+capEcho(string(v)))
+		return clamp(def)
+	}
+	if !exact { // beyond int: clamp by sign
+		if v[0] == '-' {
+			return min
+		}
+		return max
+	}
+	return clamp(n)
+}
+
+// parseInt parses a JSON number as an int. integral is false for a number
+// with a fractional part; exact is false when it does not fit an int.
+func parseInt(v []byte) (n int, exact, integral bool) {
+	if i, err := strconv.ParseInt(string(v), 10, 0); err == nil {
+		return int(i), true, true
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil { // beyond float64: far too large to have a fraction
+		return 0, false, true
+	}
+	if f != math.Trunc(f) {
+		return 0, false, false
+	}
+	if f < math.MinInt64 || f >= math.MaxInt64 {
+		return 0, false, true
+	}
+	return int(f), true, true
+}

@@ -1,0 +1,160 @@
+package mcpmw
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// An Auditor records what happened to each request. The handler calls Audit
+// exactly once for every POST that got past the rate limiter, whatever
+// happened to it: refused Origin, failed authentication, malformed body,
+// header mismatch, denied tool, tool error, panic, or success. It is called
+// before the response's final message is written, so every answer a client
+// receives has its record, and with a context that is not cancelled when
+// the client goes away.
+//
+// Audit runs on the request's goroutine: a slow Auditor slows the response.
+// A panic in Audit is recovered and logged; it never reaches the client and
+// never causes a second call.
+type Auditor interface {
+	Audit(ctx context.Context, rec CallRecord)
+}
+
+// AuditFunc is an adapter to allow the use of ordinary functions as Auditors.
+type AuditFunc func(ctx context.Context, rec CallRecord)
+
+// Audit calls f(ctx, rec).
+func (f AuditFunc) Audit(ctx context.Context, rec CallRecord) { f(ctx, rec) }
+
+// An Outcome summarises how a request ended.
+type Outcome string
+
+// The outcomes of a request.
+const (
+	OutcomeOK       Outcome = "ok"       // answered with a result (and, for tools/call, not isError)
+	OutcomeError    Outcome = "error"    // answered with an error, or a tool result with isError
+	OutcomeDenied   Outcome = "denied"   // refused by policy: Origin, authentication, or a capability check
+	OutcomeAccepted Outcome = "accepted" // a notification or client response, answered 202
+)
+
+// A CallRecord is the audit record of one request. Fields the request never
+// reached are zero. Values that came from the client (method, tool, id,
+// client name) are capped in length; credentials never appear.
+type CallRecord struct {
+	Time     time.Time     // when the handler started on the request
+	Duration time.Duration // until the record was made, just before the final write
+	ClientIP string        // as returned by Options.ClientIP
+
+	Caller    Caller // nil when authentication did not succeed
+	AuthError error  // why authentication failed, if it did
+
+	Method    string          // the JSON-RPC method, "" when the body was not read or not understood
+	RequestID string          // the JSON-RPC id exactly as sent, "" for notifications
+	Tool      string          // the tool name of a tools/call
+	Arguments json.RawMessage // the tools/call arguments as sent; do not modify
+
+	ProtocolVersion string // the revision the request spoke, as declared
+	ClientName      string // from clientInfo, as declared (display only)
+	ClientVersion   string
+
+	Outcome   Outcome
+	ErrorCode int    // the JSON-RPC error code, 0 when there was none
+	Status    int    // the HTTP status sent
+	Summary   string // a short human-readable account of what happened
+}
+
+// maxLoggedArguments caps the arguments LogValue prints.
+const maxLoggedArguments = 1024
+
+// LogValue renders the record for log/slog, so an Auditor can write it with
+//
+//	logger.LogAttrs(ctx, slog.LevelInfo, "mcp request", slog.Any("", rec))
+//
+// and get its fields as top-level keys. Arguments are shown as a string
+// capped at 1 KiB; the error code is omitted when there is none.
+func (rec CallRecord) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, 16)
+	attrs = append(attrs,
+		slog.String("outcome", string(rec.Outcome)),
+		slog.Int("status", rec.Status),
+		slog.String("method", rec.Method),
+	)
+	if rec.ErrorCode != 0 {
+		attrs = append(attrs, slog.Int("error_code", rec.ErrorCode))
+	}
+	if rec.Tool != "" {
+		attrs = append(attrs, slog.String("tool", rec.Tool))
+	}
+	attrs = append(attrs, callerAttr(rec.Caller))
+	if rec.RequestID != "" {
+		attrs = append(attrs, slog.String("request_id", rec.RequestID))
+	}
+	attrs = append(attrs, slog.String("client_ip", rec.ClientIP))
+	if rec.Arguments != nil {
+		attrs = append(attrs, slog.String("arguments", capBytes(rec.Arguments, maxLoggedArguments)))
+	}
+	if rec.ProtocolVersion != "" {
+		attrs = append(attrs, slog.String("protocol_version", rec.ProtocolVersion))
+	}
+	if rec.ClientName != "" {
+		attrs = append(attrs, slog.String("client_name", rec.ClientName), slog.String("client_version", rec.ClientVersion))
+	}
+	if rec.AuthError != nil {
+		attrs = append(attrs, slog.String("auth_error", rec.AuthError.Error()))
+	}
+	attrs = append(attrs, slog.String("summary", rec.Summary), slog.Duration("duration", rec.Duration))
+	return slog.GroupValue(attrs...)
+}
+
+// callerAttr renders a Caller: its own LogValue or String if it has one,
+// otherwise its dynamic type, never its fields (they may hold credentials).
+func callerAttr(c Caller) slog.Attr {
+	switch v := c.(type) {
+	case nil:
+		return slog.String("caller", "")
+	case slog.LogValuer:
+		return slog.Any("caller", v)
+	case fmt.Stringer:
+		return slog.String("caller", v.String())
+	default:
+		return slog.String("caller", fmt.Sprintf("%T", c))
+	}
+}
+
+// maxEcho is how many runes of a client-supplied value are echoed back in an
+// error message or an audit summary.
+const maxEcho = 100
+
+// capEcho returns s cut to maxEcho runes plus an ellipsis, with invalid UTF-8
+// replaced, so a client's input can be quoted safely.
+func capEcho(s string) string {
+	if len(s) <= maxEcho && utf8.ValidString(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	n := 0
+	for i := range s {
+		if n == maxEcho {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// capBytes is capEcho for raw bytes with an explicit byte limit.
+func capBytes(b []byte, limit int) string {
+	if len(b) <= limit {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "…"
+}

@@ -1,0 +1,208 @@
+package mcpmw
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// core is the innermost Dispatcher: the protocol methods and the tools.
+type core struct {
+	p        *protocol
+	reg      *Registry
+	pageSize int
+}
+
+var emptyObject = []byte("{}")
+
+func (c *core) Dispatch(ctx context.Context, req *Request) *Response {
+	if req.IsNotification() {
+		return accepted(capEcho(req.Method))
+	}
+	switch req.Method {
+	case "server/discover":
+		return &Response{Result: c.p.discover, Summary: "discover", complete: true}
+	case "initialize":
+		return c.p.handleInitialize(req)
+	case "ping", "logging/setLevel":
+		// A stateless server has nothing to remember a log level in; the
+		// legacy revisions only expect an empty result.
+		return &Response{Result: emptyObject, complete: true}
+	case "tools/list":
+		return c.listTools(req)
+	case "tools/call":
+		return c.callTool(ctx, req)
+	}
+	return methodNotFound(req, "")
+}
+
+// listTools answers tools/list with the tools the caller may use, in
+// registration order, one page at a time.
+func (c *core) listTools(req *Request) *Response {
+	off := 0
+	switch raw := req.Param("cursor"); kindOf(raw) {
+	case kindNone, kindNull:
+	case kindString:
+		s, _ := unquote(raw)
+		var ok bool
+		if off, ok = decodeCursor(s); !ok {
+			return ErrorResponse(CodeInvalidParams, "Invalid params: cursor "+quoteEcho(s)+" is not one this server issued; list again without a cursor")
+		}
+	default:
+		return ErrorResponse(CodeInvalidParams, "Invalid params: cursor must be a string")
+	}
+	tab := c.reg.table()
+	legacy := req.Legacy()
+	rev := revIndex(req.Version)
+	dst := make([]byte, 0, 256)
+	if legacy {
+		dst = append(dst, `{"tools":[`...)
+	} else {
+		dst = append(dst, `{"resultType":"complete","tools":[`...)
+	}
+	seen, n, next := 0, 0, -1
+	for _, e := range tab.list {
+		if !req.Caller.Can(e.Capability) {
+			continue
+		}
+		if seen < off {
+			seen++
+			continue
+		}
+		if n == c.pageSize {
+			next = off + n
+			break
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, e.enc[rev]...)
+		n++
+	}
+	if seen < off {
+		return ErrorResponse(CodeInvalidParams, "Invalid params: cursor is past the end of the list; list again without a cursor")
+	}
+	dst = append(dst, ']')
+	if next >= 0 {
+		dst = append(dst, `,"nextCursor":`...)
+		dst = appendString(dst, encodeCursor(next))
+	}
+	if !legacy {
+		dst = append(dst, `,"ttlMs":`...)
+		dst = strconv.AppendInt(dst, c.p.ttlMs, 10)
+		dst = append(dst, `,"cacheScope":"private",`...)
+		dst = append(dst, c.p.serverMeta...)
+	}
+	dst = append(dst, '}')
+	return &Response{Result: dst, Summary: "listed " + strconv.Itoa(n) + " tools", complete: true}
+}
+
+const cursorPrefix = "tools:"
+
+func encodeCursor(off int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(off)))
+}
+
+func decodeCursor(s string) (int, bool) {
+	if s == "" {
+		return 0, true
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b[len(cursorPrefix):]))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// callTool answers tools/call: find the tool, check the caller may use it
+// (the list was a courtesy; this is the gate), run it, encode its result.
+func (c *core) callTool(ctx context.Context, req *Request) *Response {
+	name, ok := req.StringParam("name")
+	if !ok {
+		return ErrorResponse(CodeInvalidParams, "Invalid params: tools/call needs params.name, the tool's name as a string")
+	}
+	args := req.Param("arguments")
+	switch kindOf(args) {
+	case kindNone, kindNull, kindObject:
+	default:
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object, not "+kindOf(args).String())
+		resp.Tool = capEcho(name)
+		return resp
+	}
+	e := c.reg.table().byName[name]
+	if e == nil {
+		resp := ErrorResponse(CodeInvalidParams, "Unknown tool: "+capEcho(name))
+		resp.Tool = capEcho(name)
+		return resp
+	}
+	if !req.Caller.Can(e.Capability) {
+		return denied(e)
+	}
+	res, err := e.Call(ctx, req.Caller, NewArgs(args))
+	if err != nil {
+		return c.toolError(req, e.Name, err)
+	}
+	body, err := encodeToolResult(&res, req.Version, c.p.serverMeta)
+	if err != nil {
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Tool, resp.err = e.Name, err
+		return resp
+	}
+	resp := &Response{Result: body, Tool: e.Name, complete: true, Summary: "ok"}
+	if res.IsError {
+		resp.Outcome = OutcomeError
+		resp.Summary = "tool reported an error: " + capEcho(res.Text())
+	}
+	return resp
+}
+
+// denied is the 403 answer to a call the caller's capabilities do not allow.
+func denied(e *entry) *Response {
+	challenge := `Bearer error="insufficient_scope"`
+	if validScope(string(e.Capability)) {
+		challenge += `, scope="` + string(e.Capability) + `"`
+	}
+	return &Response{
+		Status:  http.StatusForbidden,
+		Error:   &Error{Code: CodeInvalidParams, Message: "Forbidden: the caller may not use tool " + strconv.Quote(e.Name)},
+		Header:  http.Header{"Www-Authenticate": {challenge}},
+		Outcome: OutcomeDenied,
+		Tool:    e.Name,
+		Summary: "caller lacks capability " + capEcho(string(e.Capability)),
+	}
+}
+
+// validScope reports whether s can go in a scope="..." parameter (RFC 6750).
+func validScope(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// toolError turns an error returned by a tool into its Response.
+func (c *core) toolError(req *Request, tool string, err error) *Response {
+	var ae *ArgError
+	var je *Error
+	switch {
+	case errors.As(err, &ae):
+		res := Errorf("Invalid arguments: %s. Check the tool's input schema and call it again.", ae.Error())
+		body, _ := encodeToolResult(&res, req.Version, c.p.serverMeta) // text only: cannot fail
+		return &Response{Result: body, complete: true, Tool: tool, Outcome: OutcomeError, Summary: capEcho(ae.Error())}
+	case errors.As(err, &je):
+		return &Response{Error: je, Tool: tool, Summary: capEcho(je.Message)}
+	default:
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Tool, resp.err, resp.Summary = tool, err, "tool failed: "+capEcho(err.Error())
+		return resp
+	}
+}

@@ -1,0 +1,93 @@
+package mcpmw
+
+import (
+	"encoding/json"
+)
+
+// envelope is one JSON-RPC message as read from a POST body. Values are raw
+// slices of the body: the id is echoed byte for byte, and params are decoded
+// only as far as a method needs.
+type envelope struct {
+	id       json.RawMessage // nil for a notification
+	method   string
+	params   json.RawMessage // nil when absent
+	response bool            // a client-sent JSON-RPC response (result or error, no method)
+}
+
+// parseEnvelope reads one JSON-RPC request, notification or response from
+// body. On failure it returns an error whose code is -32700 (not JSON) or
+// -32600 (JSON, but not one valid message); the envelope's id is filled in
+// whenever it could be read, so the error can echo it.
+func parseEnvelope(body []byte) (envelope, *Error) {
+	var env envelope
+	if !json.Valid(body) {
+		return env, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"}
+	}
+	var buf [8]member
+	members, ok := objectMembers(body, buf[:0])
+	if !ok {
+		if kindOf(body[skipSpace(body, 0):]) == kindArray {
+			return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches are not supported; send one JSON-RPC message per POST"}
+		}
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC object"}
+	}
+	var version, id, method, params, result, errv []byte
+	for _, m := range members {
+		var slot *[]byte
+		switch {
+		case m.is("jsonrpc"):
+			slot = &version
+		case m.is("id"):
+			slot = &id
+		case m.is("method"):
+			slot = &method
+		case m.is("params"):
+			slot = &params
+		case m.is("result"):
+			slot = &result
+		case m.is("error"):
+			slot = &errv
+		default:
+			continue // unknown members are ignored, as JSON-RPC allows
+		}
+		if *slot != nil {
+			return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member \"" + m.keyString() + "\" appears twice"}
+		}
+		*slot = m.val
+	}
+	switch kindOf(id) {
+	case kindNone:
+	case kindString, kindNumber:
+		env.id = json.RawMessage(id)
+	case kindNull:
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must not be null; omit it for a notification"}
+	default:
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer, not " + kindOf(id).String()}
+	}
+	if v, ok := unquote(version); !ok || v != "2.0" {
+		return env, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: "jsonrpc" must be "2.0"`}
+	}
+	if method == nil {
+		if (result != nil || errv != nil) && env.id != nil && params == nil {
+			env.response = true
+			return env, nil
+		}
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is missing"}
+	}
+	if result != nil || errv != nil {
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a request cannot carry result or error"}
+	}
+	s, ok := unquote(method)
+	if !ok || s == "" {
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
+	}
+	env.method = s
+	switch kindOf(params) {
+	case kindNone:
+	case kindObject:
+		env.params = json.RawMessage(params)
+	default:
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: params must be an object, not " + kindOf(params).String()}
+	}
+	return env, nil
+}

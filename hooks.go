@@ -1,0 +1,103 @@
+package mcpmw
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// A Capability names something a caller may do, in the application's own
+// vocabulary: "read", "orders:write", "admin". Each Tool declares the one it
+// needs and a Caller says whether it has it.
+type Capability string
+
+// A Caller is the application's own idea of who is calling, as returned by
+// its Authenticator. The handler only ever asks it one question. Tools that
+// need more (a tenant, a user id) narrow it to the application's type once:
+//
+//	s, ok := c.(*app.Session)
+//
+// A Caller that implements fmt.Stringer or slog.LogValuer controls how it
+// appears in audit records; it should never render credentials.
+type Caller interface {
+	// Can reports whether the caller may see and call tools that need cap.
+	Can(cap Capability) bool
+}
+
+// An Authenticator turns an HTTP request into a Caller. It sees the request
+// before the body is read, so it must decide from headers (and the URL, TLS
+// state and context) alone; an anonymous or forged request therefore costs
+// no JSON parsing.
+//
+// Authenticate returns a non-nil Caller, or an error. An error becomes an
+// HTTP 401 response with a WWW-Authenticate challenge unless it carries
+// another status: wrap ErrForbidden for 403 or ErrTooManyRequests for 429,
+// or return an error with an HTTPStatus() int method. The error's text is
+// recorded in the audit record but never sent to the client. A nil Caller
+// with a nil error is treated as a failed authentication (fail closed).
+type Authenticator interface {
+	Authenticate(r *http.Request) (Caller, error)
+}
+
+// AuthenticatorFunc is an adapter to allow the use of ordinary functions as
+// Authenticators.
+type AuthenticatorFunc func(r *http.Request) (Caller, error)
+
+// Authenticate calls f(r).
+func (f AuthenticatorFunc) Authenticate(r *http.Request) (Caller, error) { return f(r) }
+
+// Errors an Authenticator wraps to choose the HTTP status of its failure,
+// keeping its own detail for the audit record:
+//
+//	return nil, fmt.Errorf("token %s revoked: %w", id, mcpmw.ErrUnauthorized)
+var (
+	ErrUnauthorized    = errors.New("mcpmw: unauthorized")      // 401 with WWW-Authenticate
+	ErrForbidden       = errors.New("mcpmw: forbidden")         // 403
+	ErrTooManyRequests = errors.New("mcpmw: too many requests") // 429
+)
+
+// authStatus returns the HTTP status for an authentication failure.
+func authStatus(err error) int {
+	var hs interface{ HTTPStatus() int }
+	switch {
+	case errors.As(err, &hs) && hs.HTTPStatus() >= 400 && hs.HTTPStatus() <= 599:
+		return hs.HTTPStatus()
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, ErrTooManyRequests):
+		return http.StatusTooManyRequests
+	default:
+		return http.StatusUnauthorized
+	}
+}
+
+// A RateLimiter decides, before anything else is done with a request, whether
+// the client has sent too many. It runs first in the pipeline; a request it
+// refuses is answered 429 and is never audited (so a flood cannot flood the
+// audit log either). Limit may set response headers such as Retry-After and
+// X-RateLimit-Remaining but must not write a body; clientIP is what the
+// Options.ClientIP hook returned. The ratelimit sub-package has a ready
+// implementation on github.com/go-chi/httprate.
+type RateLimiter interface {
+	Limit(w http.ResponseWriter, r *http.Request, clientIP string) (limited bool)
+}
+
+// RateLimiterFunc is an adapter to allow the use of ordinary functions as
+// RateLimiters.
+type RateLimiterFunc func(w http.ResponseWriter, r *http.Request, clientIP string) bool
+
+// Limit calls f(w, r, clientIP).
+func (f RateLimiterFunc) Limit(w http.ResponseWriter, r *http.Request, clientIP string) bool {
+	return f(w, r, clientIP)
+}
+
+type ctxKey struct{ name string }
+
+var callerKey = &ctxKey{"caller"}
+
+// CallerFrom returns the Caller the handler authenticated for the request
+// whose context is ctx, or nil outside a request.
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey).(Caller)
+	return c
+}

@@ -1,0 +1,82 @@
+package mcpmw
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// Origin checking defends against DNS rebinding: a web page on evil.example
+// that re-points its own name at 127.0.0.1 can make the victim's browser POST
+// to a server on loopback, and the browser considers that same-origin. It
+// cannot hide where the page came from: browsers send an Origin header on
+// every cross-origin and every POST fetch, naming the page's own origin. So a
+// request whose Origin names a host outside the allow-list is refused with
+// 403 before authentication runs.
+//
+// Requests without an Origin header are allowed: they come from programs
+// (SDK clients, curl, server-to-server calls), which a browser page cannot
+// impersonate. Such clients are the ones authentication is for.
+
+// defaultAllowedHosts are the loopback names, for servers used locally.
+var defaultAllowedHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// hostSet is a normalised allow-list of hostnames.
+type hostSet map[string]struct{}
+
+// newHostSet normalises hosts (lower case, brackets around IPv6 removed) and
+// panics on an entry that is not a bare hostname, since a scheme, port or
+// path in the list is a configuration mistake that would silently never match.
+func newHostSet(hosts []string) hostSet {
+	if hosts == nil {
+		hosts = defaultAllowedHosts
+	}
+	set := make(hostSet, len(hosts))
+	for _, h := range hosts {
+		n := strings.ToLower(strings.TrimSpace(h))
+		if strings.HasPrefix(n, "[") && strings.HasSuffix(n, "]") {
+			n = n[1 : len(n)-1]
+		}
+		if n == "" || strings.ContainsAny(n, "/@?#* ") || (strings.Contains(n, ":") && net.ParseIP(n) == nil) {
+			panic(fmt.Sprintf("mcpmw: AllowedHosts entry %q is not a hostname (give a bare name such as %q, without scheme or port)", h, "app.example.com"))
+		}
+		set[n] = struct{}{}
+	}
+	return set
+}
+
+// checkOrigin returns nil when origin is empty or names an allowed host, and
+// otherwise an error saying why it was refused. The scheme and port are not
+// compared: the hostname is what DNS rebinding forges.
+func (s hostSet) checkOrigin(origin string) error {
+	if origin == "" {
+		return nil
+	}
+	host, err := originHost(origin)
+	if err != nil {
+		return err
+	}
+	if _, ok := s[host]; !ok {
+		return fmt.Errorf("origin host %q is not allowed", capEcho(host))
+	}
+	return nil
+}
+
+// originHost extracts the lower-cased hostname of a serialised origin
+// (RFC 6454: scheme "://" host [ ":" port ], nothing else).
+func originHost(origin string) (string, error) {
+	if origin == "null" {
+		return "", fmt.Errorf("opaque origin \"null\" is not allowed")
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("malformed Origin %q", capEcho(origin))
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return "", fmt.Errorf("malformed Origin %q", capEcho(origin))
+	}
+	return host, nil
+}

@@ -1,0 +1,248 @@
+package mcpmw
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// A Tool is an operation a caller's model may invoke. It is a plain value:
+// build it with a struct literal and Add it to a Registry at startup.
+type Tool struct {
+	// Name identifies the tool: 1 to 64 characters of [A-Za-z0-9_.-].
+	Name string
+	// Title is an optional display name; Description tells the model what
+	// the tool does and when to use it.
+	Title, Description string
+	// Capability is what a caller must be able to do (Caller.Can) to see
+	// the tool in tools/list and to call it. It is required: a tool every
+	// caller may use still names a capability every caller has.
+	Capability Capability
+	// InputSchema is the JSON Schema (2020-12) of the arguments, as raw
+	// JSON whose root is {"type":"object",...}. It is sent exactly as given
+	// (whitespace removed). Nil means a tool without arguments.
+	InputSchema json.RawMessage
+	// OutputSchema optionally describes StructuredContent. Clients of the
+	// legacy revisions only accept an object-rooted one; others are left out
+	// of what they are sent.
+	OutputSchema json.RawMessage
+	// ReadOnly, Destructive, Idempotent and OpenWorld are the behaviour
+	// hints of the tool's annotations. An unset hint is left off the wire,
+	// so the client applies the specification's default (destructive and
+	// open-world default to true).
+	ReadOnly, Destructive, Idempotent, OpenWorld Hint
+	// Icons are optional images for the tool; 2025-06-18 clients get none.
+	Icons []Icon
+	// Call runs the tool. It returns a result, or an error:
+	//   - an *ArgError (as from Args.Err) becomes an isError result naming
+	//     the argument, so the model can correct itself;
+	//   - an *Error is sent as that JSON-RPC error;
+	//   - any other error becomes -32603 "Internal error" and a log line;
+	//     its text is not sent to the client.
+	// A failure the model should see and act on is a result with IsError set.
+	Call func(ctx context.Context, c Caller, args *Args) (ToolResult, error)
+}
+
+// A Hint is a tri-state annotation value: unset, yes or no.
+type Hint uint8
+
+// Hint values.
+const (
+	Unset Hint = iota // left off the wire; the client assumes the default
+	Yes
+	No
+)
+
+// A Registry is the set of tools one endpoint serves. The zero value is an
+// empty registry ready to use. Register tools with Add, normally at startup;
+// adding later is safe, and requests see the new tools as soon as Add
+// returns. Two endpoints with different tools use two Registries.
+type Registry struct {
+	mu   sync.Mutex // serialises Add
+	tabs atomic.Pointer[toolTable]
+}
+
+// toolTable is an immutable snapshot of a Registry.
+type toolTable struct {
+	list   []*entry
+	byName map[string]*entry
+}
+
+// entry is a registered tool with its definition encoded for each revision.
+type entry struct {
+	Tool
+	enc [3][]byte // indexed by revIndex
+}
+
+// revIndex maps a revision to its slot in entry.enc.
+func revIndex(v string) int {
+	switch v {
+	case Version20250618:
+		return 2
+	case Version20251125:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// Add registers tools. It panics, with a message naming the tool, if a name
+// is invalid or already taken, if Capability or Call is missing, or if a
+// schema is not valid JSON (or, for InputSchema, not an object schema).
+// Such mistakes are found at startup, never while serving.
+func (r *Registry) Add(tools ...Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.tabs.Load()
+	next := &toolTable{byName: make(map[string]*entry)}
+	if old != nil {
+		next.list = append(next.list, old.list...)
+		for k, v := range old.byName {
+			next.byName[k] = v
+		}
+	}
+	for _, t := range tools {
+		e := prepare(t)
+		if _, dup := next.byName[t.Name]; dup {
+			panic(fmt.Sprintf("mcpmw: tool %q is registered twice", t.Name))
+		}
+		next.list = append(next.list, e)
+		next.byName[t.Name] = e
+	}
+	r.tabs.Store(next)
+}
+
+// Lookup returns the tool registered under name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	if e := r.table().byName[name]; e != nil {
+		return e.Tool, true
+	}
+	return Tool{}, false
+}
+
+// Len returns the number of registered tools.
+func (r *Registry) Len() int { return len(r.table().list) }
+
+var emptyTable = &toolTable{}
+
+func (r *Registry) table() *toolTable {
+	if t := r.tabs.Load(); t != nil {
+		return t
+	}
+	return emptyTable
+}
+
+// validToolName reports whether name is 1-64 characters of [A-Za-z0-9_.-].
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+var noArgsSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
+
+// prepare validates t and encodes its definition for each revision.
+func prepare(t Tool) *entry {
+	if !validToolName(t.Name) {
+		panic(fmt.Sprintf("mcpmw: tool name %q is invalid: use 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', '-'", t.Name))
+	}
+	if t.Capability == "" {
+		panic(fmt.Sprintf("mcpmw: tool %q has no Capability; name one that every permitted caller has", t.Name))
+	}
+	if t.Call == nil {
+		panic(fmt.Sprintf("mcpmw: tool %q has no Call func", t.Name))
+	}
+	in := t.InputSchema
+	if len(bytes.TrimSpace(in)) == 0 {
+		in = noArgsSchema
+	}
+	in = compactSchema(t.Name, "InputSchema", in)
+	var ms []member
+	ms, _ = objectMembers(in, ms)
+	if typ, _ := unquote(lookup(ms, "type")); typ != "object" {
+		panic(fmt.Sprintf("mcpmw: tool %q: InputSchema must have \"type\": \"object\" at its root", t.Name))
+	}
+	t.InputSchema = in
+	var outObject bool
+	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
+		t.OutputSchema = compactSchema(t.Name, "OutputSchema", t.OutputSchema)
+		ms, _ = objectMembers(t.OutputSchema, ms[:0])
+		typ, _ := unquote(lookup(ms, "type"))
+		outObject = typ == "object"
+	} else {
+		t.OutputSchema = nil
+	}
+	e := &entry{Tool: t}
+	for _, v := range supportedVersions {
+		e.enc[revIndex(v)] = appendToolDef(nil, &t, v, outObject)
+	}
+	return e
+}
+
+func compactSchema(tool, field string, raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		panic(fmt.Sprintf("mcpmw: tool %q: %s is not valid JSON: %v", tool, field, err))
+	}
+	if kindOf(buf.Bytes()) != kindObject {
+		panic(fmt.Sprintf("mcpmw: tool %q: %s must be a JSON object", tool, field))
+	}
+	return buf.Bytes()
+}
+
+func appendToolDef(dst []byte, t *Tool, v string, outObject bool) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, t.Name)
+	if t.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendString(dst, t.Title)
+	}
+	if t.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendString(dst, t.Description)
+	}
+	if len(t.Icons) > 0 && v != Version20250618 {
+		dst = append(dst, `,"icons":`...)
+		dst = appendIcons(dst, t.Icons)
+	}
+	dst = append(dst, `,"inputSchema":`...)
+	dst = append(dst, t.InputSchema...)
+	if t.OutputSchema != nil && (outObject || v == LatestVersion) {
+		dst = append(dst, `,"outputSchema":`...)
+		dst = append(dst, t.OutputSchema...)
+	}
+	if t.ReadOnly|t.Destructive|t.Idempotent|t.OpenWorld != Unset {
+		dst = append(dst, `,"annotations":{`...)
+		sep := false
+		for _, h := range []struct {
+			name string
+			v    Hint
+		}{{"readOnlyHint", t.ReadOnly}, {"destructiveHint", t.Destructive}, {"idempotentHint", t.Idempotent}, {"openWorldHint", t.OpenWorld}} {
+			if h.v == Unset {
+				continue
+			}
+			if sep {
+				dst = append(dst, ',')
+			}
+			sep = true
+			dst = appendString(dst, h.name)
+			if h.v == Yes {
+				dst = append(dst, ":true"...)
+			} else {
+				dst = append(dst, ":false"...)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
