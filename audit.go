@@ -68,6 +68,19 @@ type CallRecord struct {
 	Summary   string // a short human-readable account of what happened
 }
 
+// LogAuditor returns an Auditor that writes each record to l at level Info
+// (Warn for denied requests), with the record's fields as top-level
+// attributes. With slog.NewJSONHandler this gives one JSON object per line.
+func LogAuditor(l *slog.Logger) Auditor {
+	return AuditFunc(func(ctx context.Context, rec CallRecord) {
+		level := slog.LevelInfo
+		if rec.Outcome == OutcomeDenied {
+			level = slog.LevelWarn
+		}
+		l.LogAttrs(ctx, level, "mcp request", slog.Any("", rec))
+	})
+}
+
 // maxLoggedArguments caps the arguments LogValue prints.
 const maxLoggedArguments = 1024
 
@@ -87,10 +100,7 @@ func (rec CallRecord) LogValue() slog.Value {
 	if rec.ErrorCode != 0 {
 		attrs = append(attrs, slog.Int("error_code", rec.ErrorCode))
 	}
-	if rec.Tool != "" {
-		attrs = append(attrs, slog.String("tool", rec.Tool))
-	}
-	attrs = append(attrs, callerAttr(rec.Caller))
+	attrs = append(attrs, slog.String("tool", rec.Tool), callerAttr(rec.Caller))
 	if rec.RequestID != "" {
 		attrs = append(attrs, slog.String("request_id", rec.RequestID))
 	}

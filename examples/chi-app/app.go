@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// session is this application's caller: who is calling, for which tenant,
+// with which capabilities. The library only ever asks it Can; tools narrow
+// an mcpmw.Caller back to *session with sessionOf.
+type session struct {
+	name   string
+	tenant string
+	caps   map[mcpmw.Capability]bool
+}
+
+// Can reports whether the session holds capability c.
+func (s *session) Can(c mcpmw.Capability) bool { return s.caps[c] }
+
+// String is how the session appears in audit records: its name, never its
+// token.
+func (s *session) String() string { return s.name }
+
+// sessionOf narrows the library's Caller to the application's session. It is
+// the one place that knows the concrete type: the authenticator only ever
+// returns *session, so anything else is a programming error.
+func sessionOf(c mcpmw.Caller) *session {
+	s, ok := c.(*session)
+	if !ok {
+		panic(fmt.Sprintf("chi-app: caller is %T, not *session", c))
+	}
+	return s
+}
+
+// tokenAuth authenticates bearer tokens against a fixed table, comparing in
+// constant time. A real application would look tokens up in its database.
+type tokenAuth struct {
+	tokens []tokenEntry
+}
+
+type tokenEntry struct {
+	digest [32]byte // sha256 of the token: equal length for the comparison
+	sess   *session
+}
+
+func newTokenAuth() *tokenAuth {
+	caps := func(cs ...mcpmw.Capability) map[mcpmw.Capability]bool {
+		m := make(map[mcpmw.Capability]bool, len(cs))
+		for _, c := range cs {
+			m[c] = true
+		}
+		return m
+	}
+	return &tokenAuth{tokens: []tokenEntry{
+		{sha256.Sum256([]byte("reader-token")), &session{name: "reader", tenant: "demo", caps: caps("read")}},
+		{sha256.Sum256([]byte("writer-token")), &session{name: "writer", tenant: "demo", caps: caps("read", "write")}},
+	}}
+}
+
+// Authenticate implements mcpmw.Authenticator.
+func (a *tokenAuth) Authenticate(r *http.Request) (mcpmw.Caller, error) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, fmt.Errorf("no bearer token: %w", mcpmw.ErrUnauthorized)
+	}
+	digest := sha256.Sum256([]byte(token))
+	var found *session
+	for _, e := range a.tokens { // no early exit: the time taken does not depend on which token matched
+		if subtle.ConstantTimeCompare(digest[:], e.digest[:]) == 1 {
+			found = e.sess
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("unknown bearer token: %w", mcpmw.ErrUnauthorized)
+	}
+	return found, nil
+}
+
+// note is one stored note.
+type note struct {
+	ID      int       `json:"id"`
+	Text    string    `json:"text"`
+	Author  string    `json:"author"`
+	Created time.Time `json:"created"`
+}
+
+// noteStore keeps notes in memory, per tenant.
+type noteStore struct {
+	mu     sync.Mutex
+	next   int
+	notes  map[string][]note
+	maxLen int
+}
+
+func newNoteStore() *noteStore { return &noteStore{notes: map[string][]note{}, maxLen: 10_000} }
+
+func (s *noteStore) add(tenant, author, text string) (note, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.notes[tenant]) >= s.maxLen {
+		return note{}, fmt.Errorf("the tenant already has %d notes, the most this demo keeps", s.maxLen)
+	}
+	s.next++
+	n := note{ID: s.next, Text: text, Author: author, Created: time.Now().UTC()}
+	s.notes[tenant] = append(s.notes[tenant], n)
+	return n, nil
+}
+
+// latest returns up to limit notes of tenant, newest first.
+func (s *noteStore) latest(tenant string, limit int) []note {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all := s.notes[tenant]
+	out := make([]note, 0, min(limit, len(all)))
+	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, all[i])
+	}
+	return out
+}
+
+// tools returns the application's MCP tools, bound to its note store.
+func tools(store *noteStore) []mcpmw.Tool {
+	return []mcpmw.Tool{
+		{
+			Name:        "echo",
+			Title:       "Echo",
+			Description: "Returns the given message unchanged. Useful to check the connection.",
+			Capability:  "read",
+			ReadOnly:    mcpmw.Yes,
+			OpenWorld:   mcpmw.No,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"Text to echo back."}},"required":["message"],"additionalProperties":false}`),
+			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+				msg := args.String("message")
+				if err := args.Err(); err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				return mcpmw.Text(msg), nil
+			},
+		},
+		{
+			Name:         "add",
+			Title:        "Add two numbers",
+			Description:  "Adds a and b and returns the sum.",
+			Capability:   "read",
+			ReadOnly:     mcpmw.Yes,
+			OpenWorld:    mcpmw.No,
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"additionalProperties":false}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`),
+			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+				a, b := args.Float("a"), args.Float("b")
+				if err := args.Err(); err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				sum := a + b
+				return mcpmw.ToolResult{
+					Content:           []mcpmw.Content{mcpmw.TextContent(strconv.FormatFloat(sum, 'g', -1, 64))},
+					StructuredContent: map[string]float64{"sum": sum},
+				}, nil
+			},
+		},
+		{
+			Name:        "note_create",
+			Title:       "Create a note",
+			Description: "Stores a short text note for your team and returns its id.",
+			Capability:  "write",
+			Destructive: mcpmw.No,
+			Idempotent:  mcpmw.No,
+			OpenWorld:   mcpmw.No,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":2000}},"required":["text"],"additionalProperties":false}`),
+			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+				s := sessionOf(c)
+				text := args.String("text")
+				if err := args.Err(); err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				if text == "" || len(text) > 2000 {
+					return mcpmw.Errorf("text must be 1 to 2000 bytes long; it is %d", len(text)), nil
+				}
+				n, err := store.add(s.tenant, s.name, text)
+				if err != nil {
+					return mcpmw.Errorf("%v", err), nil
+				}
+				return mcpmw.ToolResult{
+					Content:           []mcpmw.Content{mcpmw.TextContent(fmt.Sprintf("created note %d", n.ID))},
+					StructuredContent: map[string]int{"id": n.ID},
+				}, nil
+			},
+		},
+		{
+			Name:        "notes_list",
+			Title:       "List notes",
+			Description: "Lists your team's notes, newest first.",
+			Capability:  "read",
+			ReadOnly:    mcpmw.Yes,
+			OpenWorld:   mcpmw.No,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":50,"default":20,"description":"How many notes to return (1 to 50, default 20)."}},"additionalProperties":false}`),
+			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+				s := sessionOf(c)
+				limit := args.IntClamp("limit", 20, 1, 50)
+				if err := args.Err(); err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				notes := store.latest(s.tenant, limit)
+				var b strings.Builder
+				fmt.Fprintf(&b, "%d notes", len(notes))
+				for _, n := range notes {
+					fmt.Fprintf(&b, "\n#%d by %s: %s", n.ID, n.Author, n.Text)
+				}
+				return mcpmw.ToolResult{
+					Content:           []mcpmw.Content{mcpmw.TextContent(b.String())},
+					StructuredContent: map[string]any{"notes": notes},
+				}, nil
+			},
+		},
+	}
+}

@@ -1,0 +1,139 @@
+// Command chi-app is a small web service that exposes some of its operations
+// as MCP tools with mcpmw, mounted at /mcp on a chi router.
+//
+//	go run ./examples/chi-app
+//
+// Environment:
+//
+//	ADDR           listen address (default 127.0.0.1:8080)
+//	ALLOWED_HOSTS  comma-separated hosts an Origin header may name (default localhost,127.0.0.1)
+//	RATE_LIMIT     requests per minute per client IP (default 600; 0 disables)
+//	AUDIT_LOG      file that receives one JSON audit record per line (default stderr)
+//
+// Bearer tokens: "reader-token" (capability read) and "writer-token" (read
+// and write).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/ratelimit"
+)
+
+// config is what the environment decides.
+type config struct {
+	addr         string
+	allowedHosts []string
+	ratePerMin   int
+	auditPath    string
+}
+
+func configFromEnv(getenv func(string) string) (config, error) {
+	c := config{addr: "127.0.0.1:8080", allowedHosts: []string{"localhost", "127.0.0.1"}, ratePerMin: 600}
+	if v := getenv("ADDR"); v != "" {
+		c.addr = v
+	}
+	if v := getenv("ALLOWED_HOSTS"); v != "" {
+		c.allowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.allowedHosts = append(c.allowedHosts, h)
+			}
+		}
+	}
+	if v := getenv("RATE_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("RATE_LIMIT=%q: want a number of requests per minute, or 0 to disable", v)
+		}
+		c.ratePerMin = n
+	}
+	c.auditPath = getenv("AUDIT_LOG")
+	return c, nil
+}
+
+// newRouter builds the application's router: chi's standard middleware, a
+// health check, and the MCP endpoint at /mcp, auditing to auditOut and
+// logging to logOut. extra tools are served beside the application's own
+// (the tests use it for faults the real tools never produce).
+func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.Handler {
+	var reg mcpmw.Registry
+	reg.Add(tools(newNoteStore())...)
+	reg.Add(extra...)
+
+	opts := &mcpmw.Options{
+		Server:       mcpmw.Implementation{Name: "chi-app", Title: "mcpmw example app", Version: "1.0.0"},
+		Instructions: "Notes for your team: notes_list reads them, note_create adds one (needs write access).",
+		AllowedHosts: c.allowedHosts,
+		ClientIP:     func(r *http.Request) string { return middleware.GetClientIP(r.Context()) },
+		Logger:       slog.New(slog.NewTextHandler(logOut, nil)),
+	}
+	if c.ratePerMin > 0 {
+		opts.RateLimit = ratelimit.PerIP(c.ratePerMin, time.Minute)
+	}
+	audit := mcpmw.LogAuditor(slog.New(slog.NewJSONHandler(auditOut, nil)))
+
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(middleware.ClientIPFromRemoteAddr) // behind a proxy: middleware.ClientIPFromXFF("10.0.0.0/8")
+	r.Use(middleware.Recoverer)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	r.Handle("/mcp", mcpmw.New(&reg, newTokenAuth(), audit, opts))
+	return r
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "chi-app:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	c, err := configFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	var auditOut io.Writer = os.Stderr
+	if c.auditPath != "" {
+		f, err := os.OpenFile(c.auditPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("AUDIT_LOG: %w", err)
+		}
+		defer f.Close()
+		auditOut = f
+	}
+	srv := &http.Server{Addr: c.addr, Handler: newRouter(c, auditOut, os.Stderr), ReadHeaderTimeout: 10 * time.Second}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Fprintf(os.Stderr, "chi-app: MCP endpoint at http://%s/mcp\n", c.addr)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
