@@ -1,3 +1,62 @@
 // Package mcpmw turns an existing Go web service into a Model Context
-// Protocol (MCP) server: one http.Handler, mounted at any path.
+// Protocol (MCP) server: one http.Handler, mounted at any path of any router,
+// that exposes some of the service's operations as MCP tools.
+//
+// The handler is stateless Streamable HTTP. Each POST is answered on its
+// own, with no session and nothing kept between requests, so any instance
+// behind any load balancer can answer any request. It speaks three protocol
+// revisions at once: 2026-07-28, where every request carries its version and
+// the client's capabilities in params._meta, and the legacy 2025-11-25 and
+// 2025-06-18, whose initialize handshake it answers as a pure function.
+//
+// # Setting up
+//
+// An application supplies two hooks and a set of tools:
+//
+//   - an [Authenticator] turns request headers into the application's own
+//     [Caller] (or refuses the request);
+//   - an [Auditor] receives one [CallRecord] per request;
+//   - a [Registry] holds the [Tool] values, each naming the [Capability] a
+//     caller must have.
+//
+// [New] combines them into a [Handler]; [Options] holds the knobs.
+//
+//	var reg mcpmw.Registry
+//	reg.Add(tools.Echo, tools.ListOrders)
+//	r.Handle("/mcp", mcpmw.New(&reg, authn, auditor, &mcpmw.Options{
+//		Server:       mcpmw.Implementation{Name: "orders", Version: "1.4.0"},
+//		AllowedHosts: []string{"app.example.com"},
+//	}))
+//
+// # The pipeline
+//
+// Each request passes, in order: the optional rate limiter
+// ([Options].RateLimit, never audited), the HTTP method check (POST only),
+// the Origin check against [Options].AllowedHosts (DNS-rebinding defence),
+// the Authenticator (headers only, before the body is read), body and
+// JSON-RPC envelope parsing, revision classification and header validation,
+// and the [Dispatcher]. The Auditor is then called exactly once, just before
+// the response is written, whatever happened on the way.
+//
+// # Tools and capabilities
+//
+// tools/list shows a caller only the tools whose capability [Caller].Can
+// allows; tools/call checks again before the tool runs. The list is a
+// courtesy; the call check is the gate. A tool reads its arguments through
+// [Args], whose typed accessors report a missing or mistyped argument as an
+// [ArgError] that the handler turns into an isError result naming the field,
+// so the model can correct its call.
+//
+// # Extending the dispatcher
+//
+// Methods beyond tools (resources, prompts, completion) are served by
+// wrapping the [Dispatcher] the way chi wraps handlers: see
+// [Options].Middleware and [Options].Capabilities.
+//
+// # Errors
+//
+// Bad input gets a JSON-RPC error with the HTTP status and code the
+// specification gives, or the package's documented choice where it gives
+// none (the README has the table). Panics after the rate limiter are
+// recovered, answered 500 with -32603, logged, and audited once.
 package mcpmw

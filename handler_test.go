@@ -250,7 +250,9 @@ func TestHandlerStatusTable(t *testing.T) {
 			}},
 		{row: 4, name: "nil caller and nil error fails closed", req: modern("1", "server/discover", "", "Authorization", "Bearer nil"), status: 401, code: -32600, outcome: mcpmw.OutcomeDenied},
 		{row: 5, name: "authenticator forbids", req: modern("1", "server/discover", "", "Authorization", "Bearer forbidden"), status: 403, code: -32600, outcome: mcpmw.OutcomeDenied,
-			check: func(t *testing.T, a answer, rec mcpmw.CallRecord) { assert.ErrorIs(t, rec.AuthError, mcpmw.ErrForbidden) }},
+			check: func(t *testing.T, a answer, rec mcpmw.CallRecord) {
+				assert.ErrorIs(t, rec.AuthError, mcpmw.ErrForbidden)
+			}},
 		{row: 5, name: "authenticator throttles", req: modern("1", "server/discover", "", "Authorization", "Bearer slow-down"), status: 429, code: -32600, outcome: mcpmw.OutcomeDenied},
 		{row: 6, name: "form content type", req: modern("1", "server/discover", "", "Content-Type", "application/x-www-form-urlencoded"), status: 415, code: -32600, outcome: mcpmw.OutcomeError},
 		{row: 6, name: "no content type", req: modern("1", "server/discover", "", "Content-Type", ""), status: 415, code: -32600, outcome: mcpmw.OutcomeError},
@@ -488,7 +490,9 @@ func TestNewPanicsWithoutHooks(t *testing.T) {
 		mcpmw.New(&reg, nil, &spy{}, nil)
 	})
 	assert.PanicsWithValue(t, "mcpmw: New needs an Auditor", func() { mcpmw.New(&reg, tokenAuthn, nil, nil) })
-	assert.Panics(t, func() { mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{AllowedHosts: []string{"https://app.example.com"}}) })
+	assert.Panics(t, func() {
+		mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{AllowedHosts: []string{"https://app.example.com"}})
+	})
 }
 
 func TestTwoEndpointsInOneProcess(t *testing.T) {
@@ -516,3 +520,5 @@ func TestTwoEndpointsInOneProcess(t *testing.T) {
 	assert.Equal(t, []string{"echo", "add"}, names("/admin/mcp"))
 	assert.Len(t, a.records(), 2)
 }
+
+func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

@@ -1,0 +1,210 @@
+package mcpmw_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// withResources serves resources/list and delegates everything else.
+func withResources(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+	return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+		if req.Method != "resources/list" {
+			return next.Dispatch(ctx, req)
+		}
+		result := map[string]any{"resources": []any{map[string]any{"uri": "test://a", "name": "a"}}}
+		if !req.Legacy() {
+			result["ttlMs"], result["cacheScope"] = 1000, "public"
+		}
+		resp := mcpmw.Result(result)
+		resp.Summary = "listed resources for " + req.Caller.(*user).name
+		return resp
+	})
+}
+
+func TestDispatcherMiddleware(t *testing.T) {
+	t.Parallel()
+	var order []string
+	trace := func(name string) func(mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+			return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+				order = append(order, name)
+				return next.Dispatch(ctx, req)
+			})
+		}
+	}
+	var reg mcpmw.Registry
+	reg.Add(testTools()...)
+	a := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{
+		Middleware:   []func(mcpmw.Dispatcher) mcpmw.Dispatcher{trace("outer"), withResources, trace("inner")},
+		Capabilities: mcpmw.Capabilities{"resources": {}},
+	})
+
+	for _, tt := range []struct {
+		name  string
+		req   *http.Request
+		check func(t *testing.T, a answer)
+	}{
+		{"2026 result completed by the handler", modern("1", "resources/list", ""), func(t *testing.T, a answer) {
+			assert.Equal(t, "complete", a.Result["resultType"])
+			assert.Equal(t, "public", a.Result["cacheScope"])
+			assert.Equal(t, map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcp-server", "version": "0.0.0"}}, a.Result["_meta"])
+		}},
+		{"legacy result left alone", legacy("2025-11-25", "1", "resources/list", ""), func(t *testing.T, a answer) {
+			assert.Equal(t, map[string]any{"resources": []any{map[string]any{"uri": "test://a", "name": "a"}}}, a.Result)
+		}},
+	} {
+		order = order[:0]
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, tt.req)
+		require.Equal(t, 200, w.Code, "%s: %s", tt.name, w.Body)
+		tt.check(t, decode(t, w))
+		assert.Equal(t, []string{"outer"}, order, "%s: inner middleware is not reached for a served method", tt.name)
+	}
+
+	// Discover and initialize advertise the added capability.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("2", "server/discover", ""))
+	assert.Equal(t, map[string]any{"tools": map[string]any{}, "resources": map[string]any{}}, decode(t, w).Result["capabilities"])
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	assert.Equal(t, map[string]any{"tools": map[string]any{}, "resources": map[string]any{}}, decode(t, w).Result["capabilities"])
+
+	// Other methods pass through every layer to the core.
+	order = order[:0]
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("3", "tools/list", ""))
+	assert.Equal(t, 200, w.Code)
+	assert.Equal(t, []string{"outer", "inner"}, order)
+
+	recs := a.records()
+	require.Len(t, recs, 5, "the extension's requests are audited by the same path")
+	assert.Equal(t, "listed resources for reader", recs[0].Summary)
+	assert.Equal(t, "resources/list", recs[0].Method)
+}
+
+func TestDispatcherCapabilityGate(t *testing.T) {
+	t.Parallel()
+	reached := false
+	sneaky := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			if req.Method == "server/discover" {
+				return next.Dispatch(ctx, req)
+			}
+			reached = true
+			return mcpmw.Result(map[string]any{"prompts": []any{}})
+		})
+	}
+	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{sneaky}})
+	for _, r := range []*http.Request{modern("1", "prompts/list", ""), modern("2", "tools/list", "")} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, 404, w.Code, "not advertised, not served")
+		assert.Equal(t, mcpmw.CodeMethodNotFound, decode(t, w).Error.Code)
+	}
+	assert.False(t, reached)
+
+	// Without a registry, discover advertises no tools.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("3", "server/discover", ""))
+	assert.Equal(t, map[string]any{}, decode(t, w).Result["capabilities"])
+}
+
+func TestDispatcherBadResponses(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		resp *mcpmw.Response
+	}{
+		{"nil response", nil},
+		{"result not an object", &mcpmw.Response{Result: json.RawMessage(`[1,2]`)}},
+		{"result not JSON", &mcpmw.Response{Result: json.RawMessage(`{"a":`)}},
+		{"unencodable result", mcpmw.Result(map[string]any{"f": func() {}})},
+		{"scalar result", mcpmw.Result(42)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			logs := &syncBuffer{}
+			a := &spy{}
+			h := mcpmw.New(nil, tokenAuthn, a, &mcpmw.Options{
+				Capabilities: mcpmw.Capabilities{"resources": {}},
+				Logger:       newTextLogger(logs),
+				Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{func(mcpmw.Dispatcher) mcpmw.Dispatcher {
+					return mcpmw.DispatcherFunc(func(context.Context, *mcpmw.Request) *mcpmw.Response { return tt.resp })
+				}},
+			})
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, modern("1", "resources/list", ""))
+			assert.Equal(t, 500, w.Code)
+			assert.Equal(t, mcpmw.CodeInternalError, decode(t, w).Error.Code)
+			assert.Len(t, a.records(), 1)
+			assert.Contains(t, logs.String(), "request failed")
+		})
+	}
+}
+
+func TestErrorResponseStatus(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		code           int
+		modern, legacy int
+	}{
+		{mcpmw.CodeMethodNotFound, 404, 200},
+		{mcpmw.CodeInvalidParams, 200, 200},
+		{mcpmw.CodeInternalError, 500, 500},
+		{mcpmw.CodeMissingRequiredClientCapability, 400, 400},
+		{-32042, 200, 200},
+	} {
+		h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{
+			Capabilities: mcpmw.Capabilities{"prompts": {}},
+			Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{func(mcpmw.Dispatcher) mcpmw.Dispatcher {
+				return mcpmw.DispatcherFunc(func(context.Context, *mcpmw.Request) *mcpmw.Response {
+					return mcpmw.ErrorResponse(tt.code, "x")
+				})
+			}},
+		})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, modern("1", "prompts/list", ""))
+		assert.Equal(t, tt.modern, w.Code, "code %d on 2026-07-28", tt.code)
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, legacy("2025-06-18", "1", "prompts/list", ""))
+		assert.Equal(t, tt.legacy, w.Code, "code %d on 2025-06-18", tt.code)
+	}
+}
+
+func TestRequestAccessors(t *testing.T) {
+	t.Parallel()
+	var got *mcpmw.Request
+	capture := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			got = req
+			assert.Equal(t, req.Caller, mcpmw.CallerFrom(ctx))
+			return next.Dispatch(ctx, req)
+		})
+	}
+	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{capture}})
+	body := `{"jsonrpc":"2.0","id":"a","method":"server/discover","params":{"cursor":"c","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"inspector","version":"0.9"}}}}`
+	h.ServeHTTP(httptest.NewRecorder(), req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "server/discover"))
+	require.NotNil(t, got)
+	assert.Equal(t, `"a"`, string(got.ID))
+	assert.False(t, got.IsNotification())
+	assert.False(t, got.Legacy())
+	assert.Equal(t, "2026-07-28", got.Version)
+	assert.JSONEq(t, `{"sampling":{}}`, string(got.ClientCapabilities))
+	assert.Equal(t, "inspector", got.ClientName)
+	assert.Equal(t, "0.9", got.ClientVersion)
+	s, ok := got.StringParam("cursor")
+	assert.True(t, ok)
+	assert.Equal(t, "c", s)
+	assert.Nil(t, got.Param("missing"))
+	assert.Equal(t, reader, got.Caller)
+	assert.Nil(t, mcpmw.CallerFrom(context.Background()))
+}

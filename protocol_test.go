@@ -1,0 +1,76 @@
+package mcpmw_test
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+var fullServer = mcpmw.Implementation{Name: "orders", Version: "1.4.0", Title: "Orders", Description: "Order tools.",
+	WebsiteURL: "https://orders.example.com", Icons: []mcpmw.Icon{{Src: "https://orders.example.com/i.svg", Theme: "dark", Sizes: []string{"any"}}}}
+
+func TestInitializeNegotiation(t *testing.T) {
+	t.Parallel()
+	h := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, &mcpmw.Options{Server: fullServer, Instructions: "Use list_orders first."})
+	for _, tt := range []struct {
+		requested, header, want string
+		serverInfo              string
+	}{
+		{"2025-11-25", "", "2025-11-25", `{"name":"orders","title":"Orders","version":"1.4.0","description":"Order tools.","websiteUrl":"https://orders.example.com","icons":[{"src":"https://orders.example.com/i.svg","sizes":["any"],"theme":"dark"}]}`},
+		{"2025-06-18", "", "2025-06-18", `{"name":"orders","title":"Orders","version":"1.4.0"}`},
+		{"2025-06-18", "2025-06-18", "2025-06-18", `{"name":"orders","title":"Orders","version":"1.4.0"}`},
+		{"2024-11-05", "", "2025-11-25", ""},
+		{"2025-03-26", "2025-03-26", "2025-11-25", ""},
+		{"2026-07-28", "", "2025-11-25", ""}, // never offered through initialize
+		{"2099-01-01", "", "2025-11-25", ""},
+	} {
+		r := req(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+tt.requested+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+			"MCP-Protocol-Version", tt.header)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, 200, w.Code, w.Body.String())
+		res := decode(t, w).Result
+		assert.Equal(t, tt.want, res["protocolVersion"], "requested %s", tt.requested)
+		assert.Equal(t, "Use list_orders first.", res["instructions"])
+		assert.Empty(t, w.Header().Get("Mcp-Session-Id"))
+		assert.NotContains(t, res, "resultType")
+		if tt.serverInfo != "" {
+			assert.JSONEq(t, tt.serverInfo, toJSON(t, res["serverInfo"]))
+		}
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		ttl  time.Duration
+		want float64
+	}{{0, 60000}, {-1, 0}, {time.Hour, 3600000}} {
+		h := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, &mcpmw.Options{Server: fullServer, Instructions: "Be brief.", CacheTTL: tt.ttl})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, modern("1", "server/discover", ""))
+		res := decode(t, w).Result
+		assert.Equal(t, tt.want, res["ttlMs"])
+		assert.JSONEq(t, `{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"tools":{}},"instructions":"Be brief.","cacheScope":"public",
+			"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"orders","title":"Orders","version":"1.4.0","description":"Order tools.","websiteUrl":"https://orders.example.com","icons":[{"src":"https://orders.example.com/i.svg","sizes":["any"],"theme":"dark"}]}},
+			"ttlMs":`+toJSON(t, tt.want)+`}`, toJSON(t, res))
+	}
+}
+
+func TestLegacyLoggingSetLevel(t *testing.T) {
+	t.Parallel()
+	with := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, &mcpmw.Options{Capabilities: mcpmw.Capabilities{"logging": {}}})
+	w := httptest.NewRecorder()
+	with.ServeHTTP(w, legacy("2025-11-25", "1", "logging/setLevel", `"level":"info"`))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, w.Body.String(), "exactly {}")
+
+	without := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, nil)
+	w = httptest.NewRecorder()
+	without.ServeHTTP(w, legacy("2025-11-25", "1", "logging/setLevel", `"level":"info"`))
+	assert.Equal(t, mcpmw.CodeMethodNotFound, decode(t, w).Error.Code, "logging is not advertised")
+}

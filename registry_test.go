@@ -1,0 +1,139 @@
+package mcpmw_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+func noop(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	return mcpmw.Text("ok"), nil
+}
+
+func TestRegistryAddPanics(t *testing.T) {
+	t.Parallel()
+	valid := mcpmw.Tool{Name: "t", Capability: "read", Call: noop}
+	with := func(f func(*mcpmw.Tool)) mcpmw.Tool { tool := valid; f(&tool); return tool }
+	for _, tt := range []struct {
+		name string
+		tool mcpmw.Tool
+		want string
+	}{
+		{"empty name", with(func(t *mcpmw.Tool) { t.Name = "" }), `mcpmw: tool name "" is invalid`},
+		{"name with space", with(func(t *mcpmw.Tool) { t.Name = "a b" }), `mcpmw: tool name "a b" is invalid`},
+		{"name with slash", with(func(t *mcpmw.Tool) { t.Name = "a/b" }), `mcpmw: tool name "a/b" is invalid`},
+		{"name too long", with(func(t *mcpmw.Tool) { t.Name = strings.Repeat("a", 65) }), "is invalid"},
+		{"no capability", with(func(t *mcpmw.Tool) { t.Capability = "" }), `mcpmw: tool "t" has no Capability`},
+		{"no call", with(func(t *mcpmw.Tool) { t.Call = nil }), `mcpmw: tool "t" has no Call func`},
+		{"schema not JSON", with(func(t *mcpmw.Tool) { t.InputSchema = json.RawMessage(`{"type":`) }), `InputSchema is not valid JSON`},
+		{"schema not object", with(func(t *mcpmw.Tool) { t.InputSchema = json.RawMessage(`[]`) }), `InputSchema must be a JSON object`},
+		{"schema root not object type", with(func(t *mcpmw.Tool) { t.InputSchema = json.RawMessage(`{"type":"string"}`) }), `InputSchema must have "type": "object"`},
+		{"output schema not JSON", with(func(t *mcpmw.Tool) { t.OutputSchema = json.RawMessage(`{`) }), `OutputSchema is not valid JSON`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			defer func() {
+				v := recover()
+				require.NotNil(t, v, "Add must panic")
+				assert.Contains(t, fmt.Sprint(v), tt.want)
+				assert.Equal(t, 0, reg.Len(), "nothing half-registered")
+			}()
+			reg.Add(tt.tool)
+		})
+	}
+
+	var reg mcpmw.Registry
+	reg.Add(valid)
+	assert.PanicsWithValue(t, `mcpmw: tool "t" is registered twice`, func() { reg.Add(valid) })
+	assert.Panics(t, func() {
+		reg.Add(with(func(t *mcpmw.Tool) { t.Name = "u" }), with(func(t *mcpmw.Tool) { t.Name = "u" }))
+	})
+	assert.Equal(t, 1, reg.Len())
+	_, ok := reg.Lookup("u")
+	assert.False(t, ok, "a failed Add registers nothing")
+}
+
+func TestRegistryConcurrentAddAndServe(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			reg.Add(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Capability: "read", Call: noop})
+		}()
+		go func() {
+			defer wg.Done()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, modern("1", "tools/list", ""))
+			assert.Equal(t, 200, w.Code)
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 20, reg.Len())
+}
+
+func TestToolDefinitionsPerRevision(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	schema := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"id":{"$anchor":"id","type":"string"}},"properties":{"id":{"$ref":"#id"}},"additionalProperties":false}`
+	reg.Add(
+		mcpmw.Tool{Name: "full", Title: "Full", Description: "All fields.", Capability: "read",
+			InputSchema:  json.RawMessage("{\n  " + schema[1:]),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
+			ReadOnly:     mcpmw.Yes, Destructive: mcpmw.No, Idempotent: mcpmw.Yes, OpenWorld: mcpmw.No,
+			Icons: []mcpmw.Icon{{Src: "https://example.com/i.png", MimeType: "image/png", Sizes: []string{"48x48"}}},
+			Call:  noop},
+		mcpmw.Tool{Name: "array_out", Description: "Array output.", Capability: "read",
+			OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`), Call: noop},
+		mcpmw.Tool{Name: "plain", Description: "No hints.", Capability: "read", Call: noop},
+	)
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	tools := func(w *httptest.ResponseRecorder) map[string]json.RawMessage {
+		var res struct {
+			Result struct{ Tools []json.RawMessage }
+		}
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &res))
+		out := map[string]json.RawMessage{}
+		for _, raw := range res.Result.Tools {
+			var head struct{ Name string }
+			require.NoError(t, json.Unmarshal(raw, &head))
+			out[head.Name] = raw
+		}
+		return out
+	}
+	full := `{"name":"full","title":"Full","description":"All fields.","icons":[{"src":"https://example.com/i.png","mimeType":"image/png","sizes":["48x48"]}],"inputSchema":` + schema +
+		`,"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}}},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}`
+	fullNoIcons := strings.Replace(full, `"icons":[{"src":"https://example.com/i.png","mimeType":"image/png","sizes":["48x48"]}],`, "", 1)
+
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "tools/list", ""))
+	got := tools(w)
+	assert.Equal(t, full, string(got["full"]), "2026: byte for byte, schema keywords kept")
+	assert.JSONEq(t, `{"name":"array_out","description":"Array output.","inputSchema":{"type":"object","additionalProperties":false},"outputSchema":{"type":"array","items":{"type":"string"}}}`, string(got["array_out"]))
+	assert.JSONEq(t, `{"name":"plain","description":"No hints.","inputSchema":{"type":"object","additionalProperties":false}}`, string(got["plain"]), "unset hints are left out")
+
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/list", ""))
+	got = tools(w)
+	assert.Equal(t, full, string(got["full"]))
+	assert.NotContains(t, string(got["array_out"]), "outputSchema", "legacy output schemas are object-rooted only")
+
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, legacy("2025-06-18", "1", "tools/list", ""))
+	got = tools(w)
+	assert.Equal(t, fullNoIcons, string(got["full"]), "2025-06-18 has no icons")
+}
+
