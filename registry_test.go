@@ -136,4 +136,3 @@ func TestToolDefinitionsPerRevision(t *testing.T) {
 	got = tools(w)
 	assert.Equal(t, fullNoIcons, string(got["full"]), "2025-06-18 has no icons")
 }
-
