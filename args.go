@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ type Args struct {
 // test uses to call a tool's func directly.
 func NewArgs(raw []byte) *Args {
 	a := &Args{raw: raw}
-	if len(raw) == 0 || kindOf(raw) == kindNull {
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || string(trimmed) == "null" {
 		a.raw = json.RawMessage("{}")
 		return a
 	}
@@ -43,6 +44,12 @@ func NewArgs(raw []byte) *Args {
 	var ok bool
 	if a.members, ok = objectMembers(raw, nil); !ok {
 		a.err = &ArgError{Problem: "arguments must be a JSON object, not " + kindOf(raw[skipSpace(raw, 0):]).String()}
+		return a
+	}
+	// The accessors read the first of two same-named members and Decode
+	// the last; refusing duplicates keeps every reader on the same value.
+	if name, dup := duplicateKey(a.members); dup {
+		a.err = &ArgError{Field: name, Problem: "appears more than once"}
 	}
 	return a
 }
@@ -83,10 +90,14 @@ func (a *Args) Decode(v any) error {
 	}
 	if err := json.Unmarshal(a.raw, v); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			a.fail(te.Field, "must be "+jsonTypeName(te.Type.Kind().String())+", not "+te.Value)
-		} else {
-			a.fail("", err.Error())
+		var ie *json.InvalidUnmarshalError
+		switch {
+		case errors.As(err, &te):
+			a.fail(te.Field, "must be "+jsonTypeName(te.Type.Kind().String())+", not "+capEcho(te.Value))
+		case errors.As(err, &ie): // v is not a non-nil pointer: the tool's bug, not the model's
+			a.err = err
+		default: // a field's own UnmarshalJSON refused its value
+			a.fail("", capEcho(err.Error()))
 		}
 		return a.err
 	}
@@ -240,21 +251,76 @@ func (a *Args) IntClamp(name string, def, min, max int) int {
 	return clamp(n)
 }
 
-// parseInt parses a JSON number as an int. integral is false for a number
-// with a fractional part; exact is false when it does not fit an int.
+// parseInt parses the JSON number v exactly as an int: "1.0" and "1e2" are
+// integers, "2.5" and "1e-400" are not, and no digit is lost to float
+// rounding. integral is false for a number with a fractional part; exact is
+// false for an integer beyond the range of int.
 func parseInt(v []byte) (n int, exact, integral bool) {
 	if i, err := strconv.ParseInt(string(v), 10, 0); err == nil {
 		return int(i), true, true
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil { // beyond float64: far too large to have a fraction
-		return 0, false, true
+	i, neg := 0, len(v) > 0 && v[0] == '-'
+	if neg {
+		i++
 	}
-	if f != math.Trunc(f) {
+	digits := make([]byte, 0, 24)
+	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		digits = append(digits, v[i])
+	}
+	var exp int64 // decimal exponent of digits
+	if i < len(v) && v[i] == '.' {
+		for i++; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+			digits = append(digits, v[i])
+			exp--
+		}
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		eneg := i < len(v) && v[i] == '-'
+		if i < len(v) && (v[i] == '-' || v[i] == '+') {
+			i++
+		}
+		var e int64
+		for ; i < len(v); i++ {
+			if e < 1e15 { // saturate: far beyond any body's length of digits
+				e = e*10 + int64(v[i]-'0')
+			}
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	switch {
+	case len(digits) == 0:
+		return 0, true, true
+	case exp < 0:
 		return 0, false, false
-	}
-	if f < math.MinInt64 || f >= math.MaxInt64 {
+	case int64(len(digits))+exp > 19: // more digits than any int64
 		return 0, false, true
 	}
-	return int(f), true, true
+	var u uint64
+	for _, d := range digits {
+		u = u*10 + uint64(d-'0')
+	}
+	for ; exp > 0; exp-- {
+		u *= 10
+	}
+	if neg {
+		if u > uint64(math.MaxInt)+1 {
+			return 0, false, true
+		}
+		return int(-u), true, true
+	}
+	if u > math.MaxInt {
+		return 0, false, true
+	}
+	return int(u), true, true
 }

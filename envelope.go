@@ -32,6 +32,8 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC object"}
 	}
 	var version, id, method, params, result, errv []byte
+	var dup string // the first known member that appears twice
+	idTwice := false
 	for _, m := range members {
 		var slot *[]byte
 		switch {
@@ -50,10 +52,23 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 		default:
 			continue // unknown members are ignored, as JSON-RPC allows
 		}
-		if *slot != nil {
-			return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member \"" + m.keyString() + "\" appears twice"}
+		switch {
+		case *slot == nil:
+			*slot = m.val
+			continue
+		case slot == &id:
+			idTwice = true
 		}
-		*slot = m.val
+		if dup == "" {
+			dup = m.keyString()
+		}
+	}
+	if dup != "" {
+		// The id is still echoed when it was given once; two ids echo none.
+		if k := kindOf(id); !idTwice && (k == kindString || k == kindNumber) {
+			env.id = json.RawMessage(id)
+		}
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member \"" + dup + "\" appears twice"}
 	}
 	switch kindOf(id) {
 	case kindNone:

@@ -79,14 +79,28 @@ func lookup(members []member, name string) []byte {
 	return nil
 }
 
-// duplicateKey returns the first key that appears twice among members, if any.
+// duplicateKey returns the first key that appears twice among members, if
+// any. Keys are compared as decoded, so "a" and "\u0061" are the same key.
+// Large objects are checked through a map, so a body of many members cannot
+// make the check quadratic.
 func duplicateKey(members []member) (string, bool) {
-	for i := 1; i < len(members); i++ {
-		for j := 0; j < i; j++ {
-			if bytes.Equal(members[i].key, members[j].key) || members[i].keyString() == members[j].keyString() {
-				return members[i].keyString(), true
+	if len(members) <= 8 {
+		for i := 1; i < len(members); i++ {
+			for j := 0; j < i; j++ {
+				if bytes.Equal(members[i].key, members[j].key) || members[i].keyString() == members[j].keyString() {
+					return members[i].keyString(), true
+				}
 			}
 		}
+		return "", false
+	}
+	seen := make(map[string]struct{}, len(members))
+	for _, m := range members {
+		k := m.keyString()
+		if _, dup := seen[k]; dup {
+			return k, true
+		}
+		seen[k] = struct{}{}
 	}
 	return "", false
 }
@@ -229,6 +243,10 @@ func appendString(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'r')
 			case '\t':
 				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
 			}

@@ -71,7 +71,7 @@ func originHost(origin string) (string, error) {
 	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		(u.Path != "" && u.Path != "/") || strings.ContainsAny(origin, "?#") || u.Opaque != "" {
 		return "", fmt.Errorf("malformed Origin %q", capEcho(origin))
 	}
 	host := strings.ToLower(u.Hostname())
