@@ -94,12 +94,21 @@ func classify(req *Request, h http.Header) *Response {
 	if herr != nil {
 		return headerError("MCP-Protocol-Version " + herr.Error())
 	}
+	hPresent = hPresent && hv != "" // an empty header says nothing
 	if req.Params != nil {
 		req.params, _ = objectMembers(req.Params, make([]member, 0, 6))
 	}
 	metaRaw := lookup(req.params, "_meta")
 	if kindOf(metaRaw) == kindObject {
 		req.meta, _ = objectMembers(metaRaw, make([]member, 0, 4))
+	}
+	// Other JSON readers take the last of two same-named members, this one
+	// the first: refuse the ambiguity rather than act on either.
+	for _, ms := range [...][]member{req.params, req.meta} {
+		if name, dup := duplicateKey(ms); dup {
+			return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidParams,
+				Message: "Invalid params: member " + quoteEcho(name) + " appears more than once"}}
+		}
 	}
 	mRaw := lookup(req.meta, metaProtocolVersion)
 	if mRaw != nil || (hPresent && !isLegacyVersion(hv)) {

@@ -344,3 +344,30 @@ func TestDecodeHeaderValue(t *testing.T) {
 		})
 	}
 }
+
+func TestClassifyRefusesDuplicateParams(t *testing.T) {
+	t.Parallel()
+	for _, params := range []string{
+		`{"name":"a","name":"b",` + `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}`,
+	} {
+		h := http.Header{}
+		h.Set("MCP-Protocol-Version", "2026-07-28")
+		h.Set("Mcp-Method", "tools/list")
+		resp := classify(&Request{ID: json.RawMessage("1"), Method: "tools/list", Params: json.RawMessage(params)}, h)
+		require.NotNil(t, resp, params)
+		assert.Equal(t, 400, resp.Status)
+		assert.Equal(t, CodeInvalidParams, resp.Error.Code)
+		assert.Contains(t, resp.Error.Message, "appears more than once")
+	}
+}
+
+func TestClassifyEmptyVersionHeaderIsMissing(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	h.Set("MCP-Protocol-Version", "  ")
+	resp := classify(&Request{ID: json.RawMessage("1"), Method: "tools/list"}, h)
+	require.NotNil(t, resp)
+	assert.Equal(t, CodeHeaderMismatch, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "MCP-Protocol-Version header is required")
+}

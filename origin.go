@@ -3,6 +3,7 @@ package mcpmw
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -41,7 +42,12 @@ func newHostSet(hosts []string) hostSet {
 		if n == "" || strings.ContainsAny(n, "/@?#* ") || (strings.Contains(n, ":") && net.ParseIP(n) == nil) {
 			panic(fmt.Sprintf("mcpmw: AllowedHosts entry %q is not a hostname (give a bare name such as %q, without scheme or port)", h, "app.example.com"))
 		}
-		set[n] = struct{}{}
+		for i := 0; i < len(n); i++ {
+			if n[i] >= 0x80 {
+				panic(fmt.Sprintf("mcpmw: AllowedHosts entry %q is not ASCII; browsers send internationalised names in their punycode (xn--) form, so list that", h))
+			}
+		}
+		set[canonicalHost(n)] = struct{}{}
 	}
 	return set
 }
@@ -78,5 +84,15 @@ func originHost(origin string) (string, error) {
 	if host == "" {
 		return "", fmt.Errorf("malformed Origin %q", capEcho(origin))
 	}
-	return host, nil
+	return canonicalHost(host), nil
+}
+
+// canonicalHost writes an IP address in its one canonical form (so that
+// "0:0:0:0:0:0:0:1" and "::1", or an IPv4-mapped IPv6 address and the IPv4
+// address, compare equal) and leaves names as they are.
+func canonicalHost(host string) string {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap().WithZone("").String()
+	}
+	return host
 }

@@ -24,6 +24,7 @@ func TestNewHostSet(t *testing.T) {
 		{name: "ipv4", hosts: []string{"10.0.0.1"}, want: []string{"10.0.0.1"}},
 		{name: "duplicates merge", hosts: []string{"a.example", "A.EXAMPLE"}, want: []string{"a.example"}},
 		{name: "trailing dot kept", hosts: []string{"a.example."}, want: []string{"a.example."}},
+		{name: "ip addresses canonical", hosts: []string{"0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"}, want: []string{"::1", "127.0.0.1"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -52,6 +53,8 @@ func TestNewHostSetPanics(t *testing.T) {
 			assert.PanicsWithValue(t, want, func() { newHostSet([]string{"ok.example", entry}) })
 		})
 	}
+	assert.PanicsWithValue(t, `mcpmw: AllowedHosts entry "bücher.example" is not ASCII; browsers send internationalised names in their punycode (xn--) form, so list that`,
+		func() { newHostSet([]string{"bücher.example"}) })
 }
 
 func TestCheckOrigin(t *testing.T) {
@@ -88,7 +91,9 @@ func TestCheckOrigin(t *testing.T) {
 		{name: "custom look-alike", origin: "https://app.example.com.evil.example", set: custom, err: `origin host "app.example.com.evil.example" is not allowed`},
 		{name: "trailing dot", origin: "http://localhost.:3000", err: `origin host "localhost." is not allowed`},
 		{name: "other loopback address", origin: "http://127.0.0.2", err: `origin host "127.0.0.2" is not allowed`},
-		{name: "ipv4-mapped ipv6", origin: "http://[::ffff:127.0.0.1]", err: `origin host "::ffff:127.0.0.1" is not allowed`},
+		{name: "ipv4-mapped ipv6 is the ipv4 address", origin: "http://[::ffff:127.0.0.1]"},
+		{name: "ipv6 long-hand", origin: "http://[0:0:0:0:0:0:0:1]:3000"},
+		{name: "ipv4-mapped other host", origin: "http://[::ffff:10.0.0.1]", err: `origin host "10.0.0.1" is not allowed`},
 		{name: "path", origin: "http://localhost/evil", err: `malformed Origin "http://localhost/evil"`},
 		{name: "query", origin: "http://localhost?x=1", err: `malformed Origin "http://localhost?x=1"`},
 		{name: "empty query", origin: "http://localhost?", err: `malformed Origin "http://localhost?"`},
