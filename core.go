@@ -5,21 +5,28 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // core is the innermost Dispatcher: the protocol methods and the tools.
 type core struct {
-	p        *protocol
-	reg      *Registry
-	pageSize int
+	p           *protocol
+	reg         *Registry
+	pageSize    int
+	toolTimeout time.Duration
+	inflight    inflight // legacy calls a notifications/cancelled may name
 }
 
 var emptyObject = []byte("{}")
 
 func (c *core) Dispatch(ctx context.Context, req *Request) *Response {
 	if req.IsNotification() {
+		if req.Method == "notifications/cancelled" && req.Legacy() {
+			return c.inflight.cancel(req)
+		}
 		return accepted(capEcho(req.Method))
 	}
 	switch req.Method {
@@ -142,10 +149,32 @@ func (c *core) callTool(ctx context.Context, req *Request) *Response {
 		resp.Tool = capEcho(name)
 		return resp
 	}
+	if len(e.headers) > 0 && !req.Legacy() {
+		if resp := checkParamHeaders(e.headers, args, req.Header); resp != nil {
+			resp.Tool = e.Name
+			return resp
+		}
+	}
 	if !req.Caller.Can(e.Capability) {
 		return denied(e)
 	}
-	res, err := e.Call(ctx, req.Caller, NewArgs(args))
+	if e.requiredData != nil && !req.Legacy() {
+		for _, capability := range e.ClientCapabilities {
+			if !hasClientCapability(req.ClientCapabilities, capability) {
+				return &Response{Tool: e.Name, Summary: "client lacks capability " + capability, Error: &Error{
+					Code:    CodeMissingRequiredClientCapability,
+					Message: "Tool " + strconv.Quote(e.Name) + " requires the client capability " + capability,
+					Data:    json.RawMessage(e.requiredData),
+				}}
+			}
+		}
+	}
+	res, err := c.run(ctx, req, e, args)
+	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
+		resp := ErrorResponse(CodeInternalError, "Request cancelled")
+		resp.Tool, resp.Summary = e.Name, "client went away: "+context.Cause(ctx).Error()
+		return resp
+	}
 	if err != nil {
 		return c.toolError(req, e.Name, err)
 	}
@@ -161,6 +190,36 @@ func (c *core) callTool(ctx context.Context, req *Request) *Response {
 		resp.Summary = "tool reported an error: " + capEcho(res.Text())
 	}
 	return resp
+}
+
+// errToolTimeout is the cause of a tool's context when its time is up.
+var errToolTimeout = errors.New("mcpmw: tool timeout")
+
+// run calls the tool with its deadline and, on the legacy revisions, where
+// a call can be cancelled by a notification, registered as in flight.
+func (c *core) run(ctx context.Context, req *Request, e *entry, args []byte) (ToolResult, error) {
+	limit := e.Timeout
+	if limit == 0 {
+		limit = c.toolTimeout
+	}
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limit, errToolTimeout)
+		defer cancel()
+	}
+	if req.Legacy() {
+		var done func()
+		ctx, done = c.inflight.add(ctx, req)
+		defer done()
+	}
+	res, err := e.Call(ctx, req.Caller, NewArgs(args))
+	switch context.Cause(ctx) {
+	case errToolTimeout:
+		return Errorf("The tool %q did not finish within %v and was stopped. Try again with a smaller request.", e.Name, limit), nil
+	case errCancelledByClient:
+		return Errorf("The call was cancelled by the client."), nil
+	}
+	return res, err
 }
 
 // denied is the 403 answer to a call the caller's capabilities do not allow.

@@ -62,6 +62,19 @@ type Options struct {
 	// (e.g. "resources"). "tools" is declared when there is a Registry.
 	Capabilities Capabilities
 
+	// ClientLogLevel enables logging to clients (the "logging" capability,
+	// see Log). On 2026-07-28 each request chooses its own level; on the
+	// legacy revisions, which cannot carry one per request, messages at or
+	// above ClientLogLevel are sent. Empty means no logging to clients,
+	// unless Capabilities declares "logging", in which case it is LogInfo.
+	ClientLogLevel LogLevel
+	// ToolTimeout bounds how long a tool may run; a Tool's own Timeout
+	// overrides it. When it passes, the tool's context is cancelled and the
+	// caller gets an isError result saying so. Tools must honour their
+	// context: the handler cannot stop one that does not. Zero means no
+	// limit beyond the client's patience.
+	ToolTimeout time.Duration
+
 	// Logger receives what the handler has to report outside the audit
 	// trail: panics, tool errors, auditor failures. Nil means slog.Default().
 	Logger *slog.Logger
@@ -78,6 +91,7 @@ type Handler struct {
 	limiter   RateLimiter
 	clientIP  func(*http.Request) string
 	hosts     hostSet
+	logLevel  LogLevel // legacy threshold for Log; "" when logging is off
 	maxBody   int64
 	challenge string
 	logger    *slog.Logger
@@ -131,6 +145,16 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	for k, v := range o.Capabilities {
 		caps[k] = v
 	}
+	if o.ClientLogLevel != "" {
+		if o.ClientLogLevel.rank() == 0 {
+			panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))
+		}
+		if _, ok := caps["logging"]; !ok {
+			caps["logging"] = map[string]any{}
+		}
+	} else if _, ok := caps["logging"]; ok {
+		o.ClientLogLevel = LogInfo
+	}
 	if _, ok := caps["tools"]; !ok && reg != nil {
 		caps["tools"] = map[string]any{}
 	}
@@ -138,13 +162,14 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		reg = &Registry{}
 	}
 	p := newProtocol(o.Server, o.Instructions, caps, ttl.Milliseconds())
-	c := &core{p: p, reg: reg, pageSize: o.PageSize}
+	c := &core{p: p, reg: reg, pageSize: o.PageSize, toolTimeout: o.ToolTimeout}
 	return &Handler{
 		authn:     authn,
 		auditor:   auditor,
 		limiter:   o.RateLimit,
 		clientIP:  o.ClientIP,
 		hosts:     newHostSet(o.AllowedHosts),
+		logLevel:  o.ClientLogLevel,
 		maxBody:   o.MaxBodyBytes,
 		challenge: o.Challenge,
 		logger:    o.Logger,
@@ -192,6 +217,7 @@ type exchange struct {
 	start     time.Time
 	rec       CallRecord
 	req       *Request // set once the envelope parsed
+	stream    *stream  // set when the request may get notifications
 	id        json.RawMessage
 	auditable bool // past the rate limit and method check
 	audited   bool
@@ -262,6 +288,9 @@ func (x *exchange) serve() *Response {
 	if resp != nil {
 		return resp
 	}
+	if !req.IsNotification() {
+		x.openStream(req)
+	}
 
 	resp = h.dispatch.Dispatch(x.ctx, req)
 	if resp == nil {
@@ -278,6 +307,29 @@ func (x *exchange) serve() *Response {
 			err: fmt.Errorf("the Response to %q has a Result that is not a JSON object", req.Method)}
 	}
 	return resp
+}
+
+// openStream prepares the request's notification stream when the client
+// asked for progress or log messages and accepts text/event-stream. Nothing
+// is written until a tool sends the first notification.
+func (x *exchange) openStream(req *Request) {
+	var token json.RawMessage
+	if t := lookup(req.meta, "progressToken"); kindOf(t) == kindString || kindOf(t) == kindNumber {
+		token = json.RawMessage(t)
+	}
+	minLevel := 0
+	if x.h.logLevel != "" {
+		if req.Legacy() {
+			minLevel = x.h.logLevel.rank()
+		} else if lv, ok := unquote(lookup(req.meta, metaLogLevel)); ok {
+			minLevel = LogLevel(lv).rank()
+		}
+	}
+	if (token == nil && minLevel == 0) || !acceptsEventStream(x.r.Header) {
+		return
+	}
+	x.stream = &stream{w: x.w, token: token, minLevel: minLevel}
+	x.ctx = context.WithValue(x.ctx, streamKey, x.stream)
 }
 
 // authFailure is the answer to a failed authentication: 401 with a
@@ -370,6 +422,8 @@ func (x *exchange) legacy() bool { return x.req != nil && x.req.Legacy() }
 // status returns the HTTP status resp is sent with.
 func (x *exchange) status(resp *Response) int {
 	switch {
+	case x.stream != nil && x.stream.isStarted():
+		return http.StatusOK // already sent with the first event
 	case resp.Status != 0:
 		return resp.Status
 	case resp.Error != nil:
@@ -424,16 +478,22 @@ func (x *exchange) write(resp *Response) {
 		return
 	}
 	x.written = true
+	st := x.status(resp)
+	var buf []byte
+	if st != http.StatusAccepted {
+		buf = appendResponseMessage(make([]byte, 0, 128+len(resp.Result)), x.id, resp, x.legacy(), x.h.p.serverMeta)
+	}
+	if x.stream != nil && x.stream.finish(buf) {
+		return // sent as the last event of the stream
+	}
 	hdr := x.w.Header()
 	for k, v := range resp.Header {
 		hdr[k] = v
 	}
-	st := x.status(resp)
 	if st == http.StatusAccepted {
 		x.w.WriteHeader(st)
 		return
 	}
-	buf := appendResponseMessage(make([]byte, 0, 128+len(resp.Result)), x.id, resp, x.legacy(), x.h.p.serverMeta)
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(buf)))
 	x.w.WriteHeader(st)

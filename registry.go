@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A Tool is an operation a caller's model may invoke. It is a plain value:
@@ -36,6 +37,15 @@ type Tool struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld Hint
 	// Icons are optional images for the tool; 2025-06-18 clients get none.
 	Icons []Icon
+	// ClientCapabilities lists client capabilities the tool cannot work
+	// without, as dotted paths into the client's capabilities object:
+	// "sampling", "elicitation.url", "roots". A 2026-07-28 request whose
+	// clientCapabilities lack one is refused with -32021 (HTTP 400) before
+	// the tool runs. Legacy requests carry no per-request capabilities and
+	// are not checked.
+	ClientCapabilities []string
+	// Timeout bounds one call of the tool, overriding Options.ToolTimeout.
+	Timeout time.Duration
 	// Call runs the tool. It returns a result, or an error:
 	//   - an *ArgError (as from Args.Err) becomes an isError result naming
 	//     the argument, so the model can correct itself;
@@ -74,7 +84,9 @@ type toolTable struct {
 // entry is a registered tool with its definition encoded for each revision.
 type entry struct {
 	Tool
-	enc [3][]byte // indexed by revIndex
+	enc          [3][]byte     // indexed by revIndex
+	headers      []headerParam // arguments mirrored in Mcp-Param-* headers
+	requiredData []byte        // -32021 data, when ClientCapabilities is set
 }
 
 // revIndex maps a revision to its slot in entry.enc.
@@ -182,7 +194,10 @@ func prepare(t Tool) *entry {
 	} else {
 		t.OutputSchema = nil
 	}
-	e := &entry{Tool: t}
+	e := &entry{Tool: t, headers: headerParams(t.Name, in)}
+	if len(t.ClientCapabilities) > 0 {
+		e.requiredData = requiredCapabilitiesData(t.Name, t.ClientCapabilities)
+	}
 	for _, v := range supportedVersions {
 		e.enc[revIndex(v)] = appendToolDef(nil, &t, v, outObject)
 	}

@@ -1,0 +1,216 @@
+package mcpmw
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// On 2026-07-28 a tool may ask clients to mirror some arguments in HTTP
+// headers, so that gateways can route or police calls without reading the
+// body: an input-schema property annotated "x-mcp-header": "Region" is sent
+// as Mcp-Param-Region. The handler checks every such header against the
+// body, because anything that trusted the header would otherwise act on a
+// value the tool never sees.
+
+// headerParam is one argument mirrored in an Mcp-Param-* header.
+type headerParam struct {
+	path   []string // property names from the schema root
+	header string   // canonical header name, "Mcp-Param-" + the annotation
+	typ    string   // "string", "integer" or "boolean"
+}
+
+// headerParams finds the x-mcp-header annotations of a tool's input schema
+// and panics on one the specification does not allow: not a non-empty
+// RFC 9110 token, not unique (case-insensitively), on a property that is
+// not a single string, integer or boolean, or reachable from the root
+// other than through "properties".
+func headerParams(tool string, schema []byte) []headerParam {
+	if !bytes.Contains(schema, []byte(`"x-mcp-header"`)) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		panic(fmt.Sprintf("mcpmw: tool %q: InputSchema: %v", tool, err))
+	}
+	var out []headerParam
+	seen := map[string]bool{}
+	var walk func(node any, path []string, reachable bool)
+	walk = func(node any, path []string, reachable bool) {
+		switch n := node.(type) {
+		case []any:
+			for _, v := range n {
+				walk(v, path, false)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(n))
+			for k := range n {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v := n[k]
+				switch {
+				case k == "x-mcp-header":
+					out = append(out, checkHeaderParam(tool, n, v, path, reachable, seen))
+				case k == "properties" && reachable:
+					props, _ := v.(map[string]any)
+					names := make([]string, 0, len(props))
+					for name := range props {
+						names = append(names, name)
+					}
+					sort.Strings(names)
+					for _, name := range names {
+						walk(props[name], append(path[:len(path):len(path)], name), true)
+					}
+				default:
+					walk(v, path, false)
+				}
+			}
+		}
+	}
+	walk(root, nil, true)
+	return out
+}
+
+func checkHeaderParam(tool string, prop map[string]any, annotation any, path []string, reachable bool, seen map[string]bool) headerParam {
+	where := "arguments." + strings.Join(path, ".")
+	name, ok := annotation.(string)
+	switch {
+	case !reachable || len(path) == 0:
+		panic(fmt.Sprintf("mcpmw: tool %q: x-mcp-header may only annotate a property reached from the root through \"properties\" (not items, $defs, $ref or a combinator)", tool))
+	case !ok || !isToken(name):
+		panic(fmt.Sprintf("mcpmw: tool %q: x-mcp-header of %s must be a non-empty header token (letters, digits and !#$%%&'*+-.^_`|~), not %v", tool, where, annotation))
+	case seen[strings.ToLower(name)]:
+		panic(fmt.Sprintf("mcpmw: tool %q: x-mcp-header %q is used twice", tool, name))
+	}
+	typ, _ := prop["type"].(string)
+	if typ != "string" && typ != "integer" && typ != "boolean" {
+		panic(fmt.Sprintf("mcpmw: tool %q: x-mcp-header %q is on %s, whose type must be string, integer or boolean", tool, name, where))
+	}
+	seen[strings.ToLower(name)] = true
+	return headerParam{path: path, header: http.CanonicalHeaderKey("Mcp-Param-" + name), typ: typ}
+}
+
+// isToken reports whether s is an RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkParamHeaders compares each Mcp-Param-* header of a tools/call with
+// the argument it mirrors. A header must be present exactly when the
+// argument is present and not null, and carry the same value.
+func checkParamHeaders(params []headerParam, args []byte, h http.Header) *Response {
+	var ms []member
+	for _, p := range params {
+		val := args
+		for _, name := range p.path {
+			var ok bool
+			if ms, ok = objectMembers(val, ms[:0]); !ok {
+				val = nil
+				break
+			}
+			val = lookup(ms, name)
+		}
+		where := "arguments." + strings.Join(p.path, ".")
+		vals := h[p.header]
+		bodyPresent := kindOf(val) != kindNone && kindOf(val) != kindNull
+		switch {
+		case len(vals) > 1:
+			return headerError(p.header + " appears more than once")
+		case len(vals) == 0 && bodyPresent:
+			return headerError(p.header + " header is missing but " + where + " is present")
+		case len(vals) == 0:
+			continue
+		case !bodyPresent:
+			return headerError(p.header + " header is present but " + where + " is not")
+		}
+		hv, err := decodeHeaderValue(strings.Trim(vals[0], " \t"))
+		if err != nil {
+			return headerError(p.header + " " + err.Error())
+		}
+		if !paramMatches(p.typ, hv, val) {
+			return headerError(p.header + " header value " + quoteEcho(hv) + " does not match " + where)
+		}
+	}
+	return nil
+}
+
+// paramMatches compares a decoded header value with the body value it
+// mirrors: strings exactly, integers numerically, booleans as true/false.
+func paramMatches(typ, header string, body []byte) bool {
+	switch typ {
+	case "string":
+		s, ok := unquote(body)
+		return ok && s == header
+	case "integer":
+		if kindOf(body) != kindNumber {
+			return false
+		}
+		b, exact, integral := parseInt(body)
+		h, hexact, hintegral := parseInt([]byte(header))
+		return exact && integral && hexact && hintegral && b == h && json.Valid([]byte(header))
+	case "boolean":
+		return kindOf(body) == kindBool && header == string(body)
+	}
+	return false
+}
+
+// requiredCapabilitiesData encodes the -32021 data for dotted capability
+// paths, e.g. {"requiredCapabilities":{"elicitation":{"url":{}}}}.
+func requiredCapabilitiesData(tool string, paths []string) []byte {
+	root := map[string]any{}
+	for _, p := range paths {
+		node := root
+		for _, seg := range strings.Split(p, ".") {
+			if seg == "" {
+				panic(fmt.Sprintf("mcpmw: tool %q: ClientCapabilities entry %q is not a dotted capability path such as \"sampling\" or \"elicitation.url\"", tool, p))
+			}
+			next, _ := node[seg].(map[string]any)
+			if next == nil {
+				next = map[string]any{}
+				node[seg] = next
+			}
+			node = next
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"requiredCapabilities": root})
+	return raw
+}
+
+// hasClientCapability reports whether the capabilities object caps declares
+// the dotted path. An empty elicitation object stands for form mode.
+func hasClientCapability(caps []byte, path string) bool {
+	val := caps
+	var ms []member
+	segs := strings.Split(path, ".")
+	for i, seg := range segs {
+		var ok bool
+		if ms, ok = objectMembers(val, ms[:0]); !ok {
+			return false
+		}
+		next := lookup(ms, seg)
+		if next == nil && i == 1 && segs[0] == "elicitation" && seg == "form" && len(ms) == 0 {
+			return true
+		}
+		if k := kindOf(next); k == kindNone || k == kindNull || string(next) == "false" {
+			return false
+		}
+		val = next
+	}
+	return true
+}

@@ -1,0 +1,249 @@
+package mcpmw
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A request normally gets one JSON answer. When a tool reports progress or
+// logs to the client, and the client asked for that and accepts
+// text/event-stream, the answer becomes an event stream instead: the
+// notifications as they happen, then the response, then the end of the
+// stream. The switch happens when the first notification is actually sent,
+// so errors found before that keep their own HTTP status.
+
+// A LogLevel is the severity of a message sent to the client, using the
+// syslog names of RFC 5424.
+type LogLevel string
+
+// Log levels, from least to most severe.
+const (
+	LogDebug     LogLevel = "debug"
+	LogInfo      LogLevel = "info"
+	LogNotice    LogLevel = "notice"
+	LogWarning   LogLevel = "warning"
+	LogError     LogLevel = "error"
+	LogCritical  LogLevel = "critical"
+	LogAlert     LogLevel = "alert"
+	LogEmergency LogLevel = "emergency"
+)
+
+// rank orders levels; it is 0 for an unknown level.
+func (l LogLevel) rank() int {
+	switch l {
+	case LogDebug:
+		return 1
+	case LogInfo:
+		return 2
+	case LogNotice:
+		return 3
+	case LogWarning:
+		return 4
+	case LogError:
+		return 5
+	case LogCritical:
+		return 6
+	case LogAlert:
+		return 7
+	case LogEmergency:
+		return 8
+	}
+	return 0
+}
+
+// ErrStreamClosed is returned by Progress and Log after the request's
+// response has been written: nothing more can be sent for it.
+var ErrStreamClosed = errors.New("mcpmw: the response has been sent; no more notifications for this request")
+
+// stream carries the notifications of one request to its client.
+type stream struct {
+	mu       sync.Mutex
+	w        http.ResponseWriter
+	token    json.RawMessage // progress token, nil when the client asked for none
+	minLevel int             // lowest LogLevel rank sent; 0 sends no log messages
+	started  bool            // the event stream headers are out
+	done     bool            // the final message is out, or writing failed
+	last     float64         // last progress sent
+	sent     bool            // any progress sent
+	err      error           // the first write error
+}
+
+var streamKey = &ctxKey{"stream"}
+
+func streamFrom(ctx context.Context) *stream {
+	s, _ := ctx.Value(streamKey).(*stream)
+	return s
+}
+
+// acceptsEventStream reports whether the request's Accept header allows
+// text/event-stream. A request without Accept gets plain JSON.
+func acceptsEventStream(h http.Header) bool {
+	for _, a := range h.Values("Accept") {
+		for _, part := range strings.Split(a, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "text/event-stream", "text/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Progress reports the progress of the current request to the client, as a
+// notifications/progress event, when the client asked for progress (it sent
+// a progressToken) and accepts an event stream; otherwise it does nothing
+// and returns nil. progress must increase from one call to the next (a
+// report that does not is dropped with an error); total is the expected
+// final value, or 0 when unknown; message is optional.
+//
+// It returns an error when the client has gone away (the request's context
+// is then cancelled too) or after the response has been written.
+func Progress(ctx context.Context, progress, total float64, message string) error {
+	s := streamFrom(ctx)
+	if s == nil {
+		return nil
+	}
+	if math.IsNaN(progress) || math.IsInf(progress, 0) || math.IsNaN(total) || math.IsInf(total, 0) {
+		return errors.New("mcpmw: progress and total must be finite numbers")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token == nil {
+		return nil
+	}
+	if s.sent && progress <= s.last {
+		return fmt.Errorf("mcpmw: progress must increase: %v after %v", progress, s.last)
+	}
+	msg := append(make([]byte, 0, 160), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	msg = append(msg, s.token...)
+	msg = append(msg, `,"progress":`...)
+	msg = strconv.AppendFloat(msg, progress, 'g', -1, 64)
+	if total != 0 {
+		msg = append(msg, `,"total":`...)
+		msg = strconv.AppendFloat(msg, total, 'g', -1, 64)
+	}
+	if message != "" {
+		msg = append(msg, `,"message":`...)
+		msg = appendString(msg, message)
+	}
+	msg = append(msg, "}}"...)
+	if err := s.sendLocked(ctx, msg); err != nil {
+		return err
+	}
+	s.sent, s.last = true, progress
+	return nil
+}
+
+// Log sends a log message to the client of the current request, as a
+// notifications/message event, when the client asked for messages at this
+// level and accepts an event stream; otherwise it does nothing and returns
+// nil. logger optionally names the source; data is any JSON-encodable value
+// (a string, or an object with details). Never log secrets: the client and
+// its model read this.
+//
+// On 2026-07-28 a client asks by setting io.modelcontextprotocol/logLevel in
+// the request's _meta, and gets messages at or above that level. On the
+// legacy revisions a stateless server cannot remember logging/setLevel, so
+// messages at or above Options.ClientLogLevel go to every client that
+// accepts an event stream.
+func Log(ctx context.Context, level LogLevel, logger string, data any) error {
+	s := streamFrom(ctx)
+	if s == nil || level.rank() == 0 {
+		if level.rank() == 0 {
+			return fmt.Errorf("mcpmw: unknown log level %q", level)
+		}
+		return nil
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("mcpmw: log data: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.minLevel == 0 || level.rank() < s.minLevel {
+		return nil
+	}
+	msg := append(make([]byte, 0, 96+len(raw)), `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`...)
+	msg = append(msg, level...)
+	msg = append(msg, '"')
+	if logger != "" {
+		msg = append(msg, `,"logger":`...)
+		msg = appendString(msg, logger)
+	}
+	msg = append(msg, `,"data":`...)
+	msg = append(msg, raw...)
+	msg = append(msg, "}}"...)
+	return s.sendLocked(ctx, msg)
+}
+
+// sendLocked writes one notification event, starting the event stream if
+// needed. s.mu must be held.
+func (s *stream) sendLocked(ctx context.Context, msg []byte) error {
+	switch {
+	case s.done:
+		if s.err != nil {
+			return s.err
+		}
+		return ErrStreamClosed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	if !s.started {
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+		s.started = true
+	}
+	return s.writeEventLocked(msg)
+}
+
+// writeEventLocked writes msg as one SSE event and flushes it.
+func (s *stream) writeEventLocked(msg []byte) error {
+	buf := make([]byte, 0, len(msg)+24)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, msg...)
+	buf = append(buf, "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		s.done, s.err = true, fmt.Errorf("mcpmw: writing to the client: %w", err)
+		return s.err
+	}
+	if err := http.NewResponseController(s.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.done, s.err = true, fmt.Errorf("mcpmw: flushing to the client: %w", err)
+		return s.err
+	}
+	return nil
+}
+
+// finish writes the final message on the event stream and closes it to
+// further notifications. It reports false when the stream never started,
+// in which case the caller writes a plain JSON answer.
+func (s *stream) finish(msg []byte) (streamed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		s.done = true
+		return false
+	}
+	if !s.done {
+		_ = s.writeEventLocked(msg)
+	}
+	s.done = true
+	return true
+}
+
+// isStarted reports whether the event stream has begun.
+func (s *stream) isStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
