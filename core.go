@@ -3,9 +3,9 @@ package mcpmw
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
