@@ -1,0 +1,149 @@
+package mcpmw_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+func TestParamHeaderAnnotationsAtRegistration(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, schema, panic string
+	}{
+		{"string", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`, ""},
+		{"integer and boolean", `{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"}}}`, ""},
+		{"nested through properties", `{"type":"object","properties":{"o":{"type":"object","properties":{"id":{"type":"string","x-mcp-header":"Id"}}}}}`, ""},
+		{"number is not allowed", `{"type":"object","properties":{"f":{"type":"number","x-mcp-header":"F"}}}`, "type must be string, integer or boolean"},
+		{"type list is not allowed", `{"type":"object","properties":{"f":{"type":["string","null"],"x-mcp-header":"F"}}}`, "type must be string, integer or boolean"},
+		{"empty name", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`, "must be a non-empty header token"},
+		{"not a token", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"a b"}}}`, "must be a non-empty header token"},
+		{"not a string", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":5}}}`, "must be a non-empty header token"},
+		{"duplicate ignoring case", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Id"},"b":{"type":"string","x-mcp-header":"ID"}}}`, "is used twice"},
+		{"under items", `{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}`, "reached from the root"},
+		{"under $defs", `{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"D"}}}`, "reached from the root"},
+		{"under anyOf", `{"type":"object","anyOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}`, "reached from the root"},
+		{"on the root", `{"type":"object","x-mcp-header":"Root"}`, "reached from the root"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			add := func() {
+				reg.Add(mcpmw.Tool{Name: "t", Capability: "read", InputSchema: json.RawMessage(tt.schema), Call: noop})
+			}
+			if tt.panic == "" {
+				assert.NotPanics(t, add)
+				return
+			}
+			defer func() { assert.Contains(t, fmt.Sprint(recover()), tt.panic) }()
+			add()
+			t.Fatal("Add did not panic")
+		})
+	}
+}
+
+func TestParamHeadersAtCallTime(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "ticket", Description: "d", Capability: "read", Call: noop,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"project":{"type":"string","x-mcp-header":"Project"},"n":{"type":"integer","x-mcp-header":"N"},"urgent":{"type":"boolean","x-mcp-header":"Urgent"},"meta":{"type":"object","properties":{"team":{"type":"string","x-mcp-header":"Team"}}}}}`)})
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	for _, tt := range []struct {
+		name string
+		args string
+		hdr  []string
+		code int // 0: accepted
+	}{
+		{"all match", `{"project":"PAY","n":42,"urgent":true,"meta":{"team":"core"}}`, []string{"Mcp-Param-Project", "PAY", "Mcp-Param-N", "42", "Mcp-Param-Urgent", "true", "Mcp-Param-Team", "core"}, 0},
+		{"absent arguments need no headers", `{}`, nil, 0},
+		{"null arguments need no headers", `{"project":null}`, nil, 0},
+		{"lower-case header name", `{"project":"PAY"}`, []string{"mcp-param-project", "PAY"}, 0},
+		{"surrounding whitespace", `{"project":"PAY"}`, []string{"Mcp-Param-Project", "  PAY "}, 0},
+		{"base64 sentinel", `{"project":"Zürich"}`, []string{"Mcp-Param-Project", "=?base64?WsO8cmljaA==?="}, 0},
+		{"literal without suffix", `{"project":"=?base64?SGVsbG8="}`, []string{"Mcp-Param-Project", "=?base64?SGVsbG8="}, 0},
+		{"integers compare numerically", `{"n":42.0}`, []string{"Mcp-Param-N", "42"}, 0},
+		{"missing header", `{"project":"PAY"}`, nil, -32020},
+		{"missing nested header", `{"meta":{"team":"core"}}`, nil, -32020},
+		{"header without body value", `{}`, []string{"Mcp-Param-Project", "PAY"}, -32020},
+		{"mismatch", `{"project":"PAY"}`, []string{"Mcp-Param-Project", "OPS"}, -32020},
+		{"case matters in values", `{"project":"PAY"}`, []string{"Mcp-Param-Project", "pay"}, -32020},
+		{"bad padding", `{"project":"Hello"}`, []string{"Mcp-Param-Project", "=?base64?SGVsbG8?="}, -32020},
+		{"bad base64 characters", `{"project":"Hello"}`, []string{"Mcp-Param-Project", "=?base64?SGVs!!!bG8=?="}, -32020},
+		{"raw non-ASCII", `{"project":"Zürich"}`, []string{"Mcp-Param-Project", "Zürich"}, -32020},
+		{"integer mismatch", `{"n":42}`, []string{"Mcp-Param-N", "43"}, -32020},
+		{"integer header not a number", `{"n":42}`, []string{"Mcp-Param-N", "forty-two"}, -32020},
+		{"boolean mismatch", `{"urgent":false}`, []string{"Mcp-Param-Urgent", "true"}, -32020},
+		{"boolean spelled differently", `{"urgent":true}`, []string{"Mcp-Param-Urgent", "True"}, -32020},
+		{"wrong body type", `{"n":"42"}`, []string{"Mcp-Param-N", "42"}, -32020},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := modern("1", "tools/call", `"name":"ticket","arguments":`+tt.args)
+			for i := 0; i+1 < len(tt.hdr); i += 2 {
+				r.Header.Set(tt.hdr[i], tt.hdr[i+1])
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			a := decode(t, w)
+			if tt.code == 0 {
+				assert.Equal(t, 200, w.Code, w.Body.String())
+				assert.Nil(t, a.Error)
+				return
+			}
+			assert.Equal(t, 400, w.Code)
+			require.NotNil(t, a.Error)
+			assert.Equal(t, tt.code, a.Error.Code)
+			assert.Contains(t, a.Error.Message, "Mcp-Param-")
+		})
+	}
+
+	// The legacy revisions have no custom headers.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/call", `"name":"ticket","arguments":{"project":"PAY"}`))
+	assert.Equal(t, 200, w.Code)
+}
+
+func TestRequiredClientCapabilities(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "ask", Description: "d", Capability: "read", ClientCapabilities: []string{"elicitation.form", "sampling.tools"}, Call: noop})
+	assert.Panics(t, func() {
+		reg.Add(mcpmw.Tool{Name: "bad", Capability: "read", ClientCapabilities: []string{"sampling."}, Call: noop})
+	})
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	for _, tt := range []struct {
+		caps string
+		ok   bool
+	}{
+		{`{"elicitation":{},"sampling":{"tools":{}}}`, true},
+		{`{"elicitation":{"form":{}},"sampling":{"tools":{}}}`, true},
+		{`{"elicitation":{"url":{}},"sampling":{"tools":{}}}`, false},
+		{`{"elicitation":{},"sampling":{}}`, false},
+		{`{"sampling":{"tools":{}}}`, false},
+		{`{}`, false},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + tt.caps + `}}}`
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "ask"))
+		a := decode(t, w)
+		if tt.ok {
+			assert.Equal(t, http.StatusOK, w.Code, tt.caps)
+			continue
+		}
+		assert.Equal(t, http.StatusBadRequest, w.Code, tt.caps)
+		if assert.NotNil(t, a.Error, tt.caps) {
+			assert.Equal(t, mcpmw.CodeMissingRequiredClientCapability, a.Error.Code)
+			assert.JSONEq(t, `{"requiredCapabilities":{"elicitation":{"form":{}},"sampling":{"tools":{}}}}`, string(a.Error.Data))
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/call", `"name":"ask"`))
+	assert.Equal(t, 200, w.Code, "legacy requests carry no capabilities to check")
+}
