@@ -75,6 +75,14 @@ type Options struct {
 	// limit beyond the client's patience.
 	ToolTimeout time.Duration
 
+	// LegacySessionIDs makes the legacy initialize answer carry a random
+	// Mcp-Session-Id. The handler never stores, reads or checks it: every
+	// request is still answered on its own. Some legacy clients expect an id
+	// to exist (the conformance suite's server-sse-multiple-streams scenario
+	// does); with one, they may also send DELETE when they close, which gets
+	// 405. Off by default: a stateless server need not pretend.
+	LegacySessionIDs bool
+
 	// Logger receives what the handler has to report outside the audit
 	// trail: panics, tool errors, auditor failures. Nil means slog.Default().
 	Logger *slog.Logger
@@ -162,6 +170,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		reg = &Registry{}
 	}
 	p := newProtocol(o.Server, o.Instructions, caps, ttl.Milliseconds())
+	p.sessionIDs = o.LegacySessionIDs
 	c := &core{p: p, reg: reg, pageSize: o.PageSize, toolTimeout: o.ToolTimeout}
 	return &Handler{
 		authn:     authn,

@@ -2,6 +2,9 @@ package mcpmw
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -147,6 +150,7 @@ type protocol struct {
 	serverMeta   []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`
 	ttlMs        int64
 	instructions string
+	sessionIDs   bool // Options.LegacySessionIDs
 }
 
 func newProtocol(impl Implementation, instructions string, caps Capabilities, ttlMs int64) *protocol {
@@ -246,7 +250,13 @@ func (p *protocol) handleInitialize(req *Request) *Response {
 	if !servedLegacy(v) {
 		v = Version20251125
 	}
-	return &Response{Result: p.initialize[v], Summary: "initialize " + v, complete: true}
+	resp := &Response{Result: p.initialize[v], Summary: "initialize " + v, complete: true}
+	if p.sessionIDs {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		resp.Header = http.Header{"Mcp-Session-Id": {hex.EncodeToString(b[:])}}
+	}
+	return resp
 }
 
 // accepted is the Response to a notification or client response: 202.

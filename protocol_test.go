@@ -74,3 +74,34 @@ func TestLegacyLoggingSetLevel(t *testing.T) {
 	without.ServeHTTP(w, legacy("2025-11-25", "1", "logging/setLevel", `"level":"info"`))
 	assert.Equal(t, mcpmw.CodeMethodNotFound, decode(t, w).Error.Code, "logging is not advertised")
 }
+
+func TestLegacySessionIDs(t *testing.T) {
+	t.Parallel()
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	off := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, nil)
+	w := httptest.NewRecorder()
+	off.ServeHTTP(w, req(init))
+	assert.Empty(t, w.Header().Get("Mcp-Session-Id"), "never minted by default")
+
+	on := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, &mcpmw.Options{LegacySessionIDs: true})
+	ids := map[string]bool{}
+	for range 3 {
+		w := httptest.NewRecorder()
+		on.ServeHTTP(w, req(init))
+		id := w.Header().Get("Mcp-Session-Id")
+		assert.Regexp(t, `^[0-9a-f]{32}$`, id)
+		ids[id] = true
+	}
+	assert.Len(t, ids, 3, "random each time")
+
+	// The id is never checked: any value, or none, is served the same.
+	for _, id := range []string{"", "made-up", "x"} {
+		w := httptest.NewRecorder()
+		on.ServeHTTP(w, legacy("2025-11-25", "1", "tools/list", "", "Mcp-Session-Id", id))
+		assert.Equal(t, 200, w.Code)
+		assert.Empty(t, w.Header().Get("Mcp-Session-Id"), "only initialize carries one")
+	}
+	w = httptest.NewRecorder()
+	on.ServeHTTP(w, modern("1", "server/discover", ""))
+	assert.Empty(t, w.Header().Get("Mcp-Session-Id"), "never on 2026-07-28")
+}

