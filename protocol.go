@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/http"
 	"encoding/json"
+	"net/http"
 	"sort"
 	"strconv"
 )
