@@ -31,6 +31,12 @@ type Options struct {
 	// refused with 403. Requests without Origin are not affected. Nil means
 	// localhost, 127.0.0.1 and ::1. Entries are bare hostnames.
 	AllowedHosts []string
+	// CheckHost also refuses, with 403, a request whose Host header names a
+	// host outside AllowedHosts. Turn it on for a server bound to loopback
+	// (or to one public name): a DNS-rebinding page reaches it under the
+	// attacker's name, which shows in Host. Leave it off behind proxies or
+	// load balancers that forward internal host names.
+	CheckHost bool
 	// MaxBodyBytes caps the request body; larger bodies get 413. Zero
 	// means 4 MiB.
 	MaxBodyBytes int64
@@ -99,6 +105,7 @@ type Handler struct {
 	limiter   RateLimiter
 	clientIP  func(*http.Request) string
 	hosts     hostSet
+	checkHost bool
 	logLevel  LogLevel // legacy threshold for Log; "" when logging is off
 	maxBody   int64
 	challenge string
@@ -178,6 +185,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		limiter:   o.RateLimit,
 		clientIP:  o.ClientIP,
 		hosts:     newHostSet(o.AllowedHosts),
+		checkHost: o.CheckHost,
 		logLevel:  o.ClientLogLevel,
 		maxBody:   o.MaxBodyBytes,
 		challenge: o.Challenge,
@@ -237,6 +245,11 @@ type exchange struct {
 // returns the answer; it writes nothing.
 func (x *exchange) serve() *Response {
 	h, r := x.h, x.r
+	if h.checkHost {
+		if err := h.hosts.checkHost(r.Host); err != nil {
+			return &Response{Status: http.StatusForbidden, Error: &Error{Code: CodeInvalidRequest, Message: "Forbidden: " + err.Error()}, Outcome: OutcomeDenied, Summary: err.Error()}
+		}
+	}
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
 		err := errors.New("more than one Origin header")
 		if len(origins) == 1 {

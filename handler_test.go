@@ -522,3 +522,32 @@ func TestTwoEndpointsInOneProcess(t *testing.T) {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+func TestHandlerCheckHost(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		check bool
+		host  string
+		want  int
+	}{
+		{"off: any host", false, "evil.example.com", 200},
+		{"on: loopback", true, "127.0.0.1:3001", 200},
+		{"on: rebinding name", true, "evil.example.com:3001", 403},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, audit, _ := newTestHandler(t, &mcpmw.Options{CheckHost: tt.check})
+			r := modern("1", "server/discover", "")
+			r.Host = tt.host
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			assert.Equal(t, tt.want, w.Code)
+			require.Len(t, audit.records(), 1)
+			if tt.want == 403 {
+				assert.Equal(t, mcpmw.OutcomeDenied, audit.records()[0].Outcome)
+				assert.Contains(t, decode(t, w).Error.Message, "Host")
+			}
+		})
+	}
+}

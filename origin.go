@@ -69,6 +69,22 @@ func (s hostSet) checkOrigin(origin string) error {
 	return nil
 }
 
+// checkHost returns nil when the Host header value hostport names an
+// allowed host, and otherwise an error saying why it was refused.
+func (s hostSet) checkHost(hostport string) error {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	host = canonicalHost(strings.ToLower(host))
+	if _, ok := s[host]; !ok || host == "" {
+		return fmt.Errorf("Host %q is not allowed", capEcho(hostport))
+	}
+	return nil
+}
+
 // originHost extracts the lower-cased hostname of a serialised origin
 // (RFC 6454: scheme "://" host [ ":" port ], nothing else).
 func originHost(origin string) (string, error) {

@@ -135,3 +135,24 @@ func TestCheckOriginEmptyList(t *testing.T) {
 	require.NoError(t, set.checkOrigin(""))
 	assert.EqualError(t, set.checkOrigin("http://localhost"), `origin host "localhost" is not allowed`)
 }
+
+func TestCheckHost(t *testing.T) {
+	t.Parallel()
+	set := newHostSet(nil)
+	for _, tt := range []struct {
+		host string
+		ok   bool
+	}{
+		{"localhost", true}, {"localhost:8080", true}, {"LOCALHOST:8080", true}, {"127.0.0.1:3001", true},
+		{"[::1]:3001", true}, {"[::1]", true}, {"[0:0:0:0:0:0:0:1]:80", true},
+		{"evil.example.com", false}, {"evil.example.com:3001", false}, {"localhost.evil.example", false},
+		{"", false}, {"127.0.0.2:80", false},
+	} {
+		err := set.checkHost(tt.host)
+		if tt.ok {
+			assert.NoError(t, err, tt.host)
+		} else {
+			assert.Error(t, err, tt.host)
+		}
+	}
+}

@@ -75,6 +75,7 @@ func newHandler(c config, logger *slog.Logger) http.Handler {
 	mux.Handle("/mcp", mcpmw.New(&reg, authn, audit, &mcpmw.Options{
 		Server:       mcpmw.Implementation{Name: "mcpmw-conformance", Title: "mcpmw conformance fixture", Version: "1.0.0"},
 		AllowedHosts: c.allowedHosts,
+		CheckHost:    true, // bound to loopback: a rebinding page shows up in Host too
 		// The legacy revisions cannot carry a log level per request and a
 		// stateless server cannot remember logging/setLevel, so messages at
 		// or above this level go to every legacy client that accepts an
