@@ -62,49 +62,18 @@ func (c *core) listTools(req *Request) *Response {
 		return ErrorResponse(CodeInvalidParams, "Invalid params: cursor must be a string")
 	}
 	tab := c.reg.table()
-	legacy := req.Legacy()
 	rev := revIndex(req.Version)
-	dst := make([]byte, 0, 256)
-	if legacy {
-		dst = append(dst, `{"tools":[`...)
-	} else {
-		dst = append(dst, `{"resultType":"complete","tools":[`...)
-	}
-	seen, n, next := 0, 0, -1
-	for _, e := range tab.list {
-		if !req.Caller.Can(e.Capability) {
-			continue
+	var keyBuf [64]byte
+	key := pageKey(keyBuf[:0], tab, req.Caller, rev, off)
+	p := tab.pages.get(key)
+	if p == nil {
+		p = c.buildPage(tab, key, rev, off, req.Legacy())
+		if p.err != nil {
+			return p.err
 		}
-		if seen < off {
-			seen++
-			continue
-		}
-		if n == c.pageSize {
-			next = off + n
-			break
-		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, e.enc[rev]...)
-		n++
+		tab.pages.put(key, p)
 	}
-	if seen < off {
-		return ErrorResponse(CodeInvalidParams, "Invalid params: cursor is past the end of the list; list again without a cursor")
-	}
-	dst = append(dst, ']')
-	if next >= 0 {
-		dst = append(dst, `,"nextCursor":`...)
-		dst = appendString(dst, encodeCursor(next))
-	}
-	if !legacy {
-		dst = append(dst, `,"ttlMs":`...)
-		dst = strconv.AppendInt(dst, c.p.ttlMs, 10)
-		dst = append(dst, `,"cacheScope":"private",`...)
-		dst = append(dst, c.p.serverMeta...)
-	}
-	dst = append(dst, '}')
-	return &Response{Result: dst, Summary: "listed " + strconv.Itoa(n) + " tools", complete: true}
+	return &Response{Result: p.body, Summary: p.summary, complete: true}
 }
 
 const cursorPrefix = "tools:"

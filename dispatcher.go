@@ -60,6 +60,21 @@ type Request struct {
 
 	params []member // top-level members of Params
 	meta   []member // members of params._meta
+
+	name     string // params.name, decoded once (see toolName)
+	nameDone bool
+	nameOK   bool
+
+	membersBuf [8]member // backing store for params and meta, saving two allocations
+}
+
+// toolName returns params.name when it is a string, decoding it once.
+func (r *Request) toolName() (string, bool) {
+	if !r.nameDone {
+		r.name, r.nameOK = unquote(lookup(r.params, "name"))
+		r.nameDone = true
+	}
+	return r.name, r.nameOK
 }
 
 // IsNotification reports whether the request has no id and so gets no answer.
@@ -78,6 +93,9 @@ func (r *Request) Param(name string) json.RawMessage {
 // StringParam returns the named top-level member of params when it is a
 // string; ok is false when it is absent or of another type.
 func (r *Request) StringParam(name string) (s string, ok bool) {
+	if name == "name" {
+		return r.toolName()
+	}
 	return unquote(lookup(r.params, name))
 }
 
@@ -85,7 +103,8 @@ func (r *Request) StringParam(name string) (s string, ok bool) {
 // facts the audit record needs. Build one with Result or ErrorResponse.
 type Response struct {
 	// Result is the JSON result object. On 2026-07-28 the handler adds
-	// resultType "complete" and _meta serverInfo when they are missing.
+	// resultType "complete" and _meta serverInfo when they are missing. It
+	// is written as it is and may be shared: never modify it afterwards.
 	Result json.RawMessage
 	// Error is the JSON-RPC error, when the request failed.
 	Error *Error

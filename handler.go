@@ -234,6 +234,7 @@ type exchange struct {
 	start     time.Time
 	rec       CallRecord
 	req       *Request // set once the envelope parsed
+	reqv      Request  // what req points to, allocated with the exchange
 	stream    *stream  // set when the request may get notifications
 	id        json.RawMessage
 	auditable bool // past the rate limit and method check
@@ -293,7 +294,8 @@ func (x *exchange) serve() *Response {
 		return accepted("client response")
 	}
 
-	req := &Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: r.Header}
+	x.reqv = Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: r.Header}
+	req := &x.reqv
 	x.req = req
 	resp = classify(req, r.Header)
 	x.rec.ProtocolVersion = req.Version
@@ -376,7 +378,9 @@ func (h *Handler) authFailure(x *exchange, err error) *Response {
 // allows JSON or an event stream.
 func checkMediaTypes(r *http.Request) *Response {
 	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+	if ct == "application/json" {
+		// the common case, without parsing
+	} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 		return &Response{Status: http.StatusUnsupportedMediaType, Error: &Error{Code: CodeInvalidRequest,
 			Message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json (got " + quoteEcho(ct) + ")"}}
 	}
@@ -385,12 +389,11 @@ func checkMediaTypes(r *http.Request) *Response {
 		return nil
 	}
 	for _, a := range accepts {
-		for _, part := range strings.Split(a, ",") {
-			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
-				continue
-			}
-			switch mt {
+		for rest := a; rest != ""; {
+			var part string
+			part, rest, _ = strings.Cut(rest, ",")
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
 			case "application/json", "text/event-stream", "*/*", "application/*", "text/*":
 				return nil
 			}
@@ -402,16 +405,25 @@ func checkMediaTypes(r *http.Request) *Response {
 
 // readBody reads the whole body, up to the limit.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Response) {
-	tooLarge := &Response{Status: http.StatusRequestEntityTooLarge, Error: &Error{Code: CodeInvalidRequest,
-		Message: "Request body too large: the limit is " + strconv.FormatInt(h.maxBody, 10) + " bytes"}}
+	tooLarge := func() *Response {
+		return &Response{Status: http.StatusRequestEntityTooLarge, Error: &Error{Code: CodeInvalidRequest,
+			Message: "Request body too large: the limit is " + strconv.FormatInt(h.maxBody, 10) + " bytes"}}
+	}
+	readErr := func(err error) *Response {
+		return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidRequest, Message: "Could not read the request body"}, err: err}
+	}
 	if r.ContentLength > h.maxBody {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
-	size := r.ContentLength + 1 // one more, to see EOF without growing
-	if size <= 0 || size > h.maxBody+1 {
-		size = 512
+	if r.ContentLength >= 0 {
+		// net/http never delivers more than Content-Length bytes.
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, readErr(err)
+		}
+		return buf, nil
 	}
-	buf := make([]byte, 0, size)
+	buf := make([]byte, 0, 512)
 	body := http.MaxBytesReader(w, r.Body, h.maxBody)
 	for {
 		n, err := body.Read(buf[len(buf):cap(buf)])
@@ -422,9 +434,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Res
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, tooLarge
+				return nil, tooLarge()
 			}
-			return nil, &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidRequest, Message: "Could not read the request body"}, err: err}
+			return nil, readErr(err)
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -501,12 +513,14 @@ func (x *exchange) write(resp *Response) {
 	}
 	x.written = true
 	st := x.status(resp)
-	var buf []byte
-	if st != http.StatusAccepted {
-		buf = appendResponseMessage(make([]byte, 0, 128+len(resp.Result)), x.id, resp, x.legacy(), x.h.p.serverMeta)
-	}
-	if x.stream != nil && x.stream.finish(buf) {
-		return // sent as the last event of the stream
+	if x.stream != nil {
+		var msg []byte
+		if st != http.StatusAccepted {
+			msg = appendResponseMessage(make([]byte, 0, 128+len(resp.Result)), x.id, resp, x.legacy(), x.h.p.serverMeta)
+		}
+		if x.stream.finish(msg) {
+			return // sent as the last event of the stream
+		}
 	}
 	hdr := x.w.Header()
 	for k, v := range resp.Header {
@@ -517,10 +531,21 @@ func (x *exchange) write(resp *Response) {
 		return
 	}
 	hdr.Set("Content-Type", "application/json")
-	hdr.Set("Content-Length", strconv.Itoa(len(buf)))
 	x.w.WriteHeader(st)
-	_, _ = x.w.Write(buf)
+	if resp.Error == nil && (resp.complete || x.legacy()) {
+		// The result is final as it is: write it without copying it (a
+		// tools/list page is shared by every caller who sees it).
+		head := append(make([]byte, 0, 32+len(x.id)), `{"jsonrpc":"2.0","id":`...)
+		head = append(append(head, x.id...), `,"result":`...)
+		_, _ = x.w.Write(head)
+		_, _ = x.w.Write(resp.Result)
+		_, _ = x.w.Write(closingBrace)
+		return
+	}
+	_, _ = x.w.Write(appendResponseMessage(make([]byte, 0, 128+len(resp.Result)), x.id, resp, x.legacy(), x.h.p.serverMeta))
 }
+
+var closingBrace = []byte{'}'}
 
 // recoverPanic turns a panic anywhere after the rate limit into a 500 (when
 // nothing was written yet), a log line and exactly one audit record.

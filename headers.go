@@ -96,11 +96,11 @@ func classify(req *Request, h http.Header) *Response {
 	}
 	hPresent = hPresent && hv != "" // an empty header says nothing
 	if req.Params != nil {
-		req.params, _ = objectMembers(req.Params, make([]member, 0, 6))
+		req.params, _ = objectMembers(req.Params, req.membersBuf[:0:4])
 	}
 	metaRaw := lookup(req.params, "_meta")
 	if kindOf(metaRaw) == kindObject {
-		req.meta, _ = objectMembers(metaRaw, make([]member, 0, 4))
+		req.meta, _ = objectMembers(metaRaw, req.membersBuf[4:4])
 	}
 	// Other JSON readers take the last of two same-named members, this one
 	// the first: refuse the ambiguity rather than act on either.
@@ -231,7 +231,8 @@ func classifyLegacy(req *Request, hv string, hPresent bool) *Response {
 // clientInfo reads name and version from a clientInfo object, ignoring
 // anything malformed: it is display-only.
 func clientInfo(raw []byte) (name, version string) {
-	ms, ok := objectMembers(raw, make([]member, 0, 4))
+	var buf [4]member
+	ms, ok := objectMembers(raw, buf[:0])
 	if !ok {
 		return "", ""
 	}

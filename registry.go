@@ -75,16 +75,21 @@ type Registry struct {
 	tabs atomic.Pointer[toolTable]
 }
 
-// toolTable is an immutable snapshot of a Registry.
+// toolTable is an immutable snapshot of a Registry, with the cache of its
+// encoded tools/list pages.
 type toolTable struct {
 	list   []*entry
 	byName map[string]*entry
+	caps   []Capability       // distinct capabilities, in order of first use
+	capIdx map[Capability]int // index into caps
+	pages  pageCache
 }
 
 // entry is a registered tool with its definition encoded for each revision.
 type entry struct {
 	Tool
 	enc          [3][]byte     // indexed by revIndex
+	capIndex     int           // index of Capability in its table's caps
 	headers      []headerParam // arguments mirrored in Mcp-Param-* headers
 	requiredData []byte        // -32021 data, when ClientCapabilities is set
 }
@@ -108,21 +113,28 @@ func revIndex(v string) int {
 func (r *Registry) Add(tools ...Tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old := r.tabs.Load()
-	next := &toolTable{byName: make(map[string]*entry)}
-	if old != nil {
-		next.list = append(next.list, old.list...)
-		for k, v := range old.byName {
-			next.byName[k] = v
+	old := r.table()
+	next := &toolTable{byName: make(map[string]*entry, len(old.list)+len(tools)), capIdx: make(map[Capability]int)}
+	add := func(e *entry) {
+		i, ok := next.capIdx[e.Capability]
+		if !ok {
+			i = len(next.caps)
+			next.caps = append(next.caps, e.Capability)
+			next.capIdx[e.Capability] = i
 		}
+		e.capIndex = i
+		next.list = append(next.list, e)
+		next.byName[e.Name] = e
+	}
+	for _, e := range old.list {
+		add(e)
 	}
 	for _, t := range tools {
 		e := prepare(t)
 		if _, dup := next.byName[t.Name]; dup {
 			panic(fmt.Sprintf("mcpmw: tool %q is registered twice", t.Name))
 		}
-		next.list = append(next.list, e)
-		next.byName[t.Name] = e
+		add(e)
 	}
 	r.tabs.Store(next)
 }
