@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/ratelimit"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// contestantNames lists every contestant in table order; floor comes first
+// because every ratio is taken against it.
+var contestantNames = []string{"floor", "ours", "ours+hooks", "gosdk", "mcpgo"}
+
+// pageSize is every contestant's tools/list page size: larger than any
+// scenario's registry, so that everyone returns the whole list on one page.
+const pageSize = 10000
+
+// The tools every contestant serves: echo, and dummies named tool_0001 ….
+const (
+	echoDescription  = "Returns the message it is given."
+	echoSchema       = `{"type":"object","properties":{"message":{"type":"string","description":"The text to send back."}},"required":["message"]}`
+	dummySchema      = `{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","description":"At most this many results."}},"required":["query"]}`
+	dummyDescription = "Looks things up in catalogue %04d; a stand-in tool for the benchmark."
+)
+
+func dummyName(i int) string { return fmt.Sprintf("tool_%04d", i) }
+
+// newContestant returns the handler of the named contestant, serving echo and
+// tools-1 dummies at any path (the harness mounts it at /mcp).
+func newContestant(name string, tools int) (http.Handler, error) {
+	switch name {
+	case "floor":
+		return newFloor(tools)
+	case "ours":
+		return newOurs(tools, false), nil
+	case "ours+hooks":
+		return newOurs(tools, true), nil
+	case "gosdk":
+		return newGoSDK(tools), nil
+	case "mcpgo":
+		return newMCPGo(tools), nil
+	}
+	return nil, fmt.Errorf("unknown contestant %q (have %v)", name, contestantNames)
+}
+
+// discardLogger drops everything; peers that log get it so that no contestant
+// pays for a log line the others do not write.
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// ---- ours -------------------------------------------------------------------
+
+type benchCaller struct{}
+
+func (benchCaller) Can(mcpmw.Capability) bool { return true }
+func (benchCaller) String() string            { return "bench-user" }
+
+func ourTools(tools int) []mcpmw.Tool {
+	list := []mcpmw.Tool{{
+		Name: "echo", Description: echoDescription, Capability: "read",
+		InputSchema: json.RawMessage(echoSchema),
+		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+			msg := args.String("message")
+			if err := args.Err(); err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			return mcpmw.Text(msg), nil
+		},
+	}}
+	for i := 1; i < tools; i++ {
+		list = append(list, mcpmw.Tool{
+			Name: dummyName(i), Description: fmt.Sprintf(dummyDescription, i), Capability: "read",
+			InputSchema: json.RawMessage(dummySchema),
+			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+				return mcpmw.Text("ok"), nil
+			},
+		})
+	}
+	return list
+}
+
+// newOurs returns mcpmw's handler. Bare: an authenticator that admits every
+// request and an auditor that does nothing. With hooks, what a deployment
+// runs: a bearer-token check, mcpmw.LogAuditor writing JSON lines, and the
+// httprate-backed per-IP limiter with a limit the benchmark never reaches.
+func newOurs(tools int, hooks bool) *mcpmw.Handler {
+	var reg mcpmw.Registry
+	reg.Add(ourTools(tools)...)
+	opts := &mcpmw.Options{
+		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
+		PageSize: pageSize,
+		Logger:   discardLogger,
+	}
+	if !hooks {
+		allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
+		noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
+		return mcpmw.New(&reg, allowAll, noAudit, opts)
+	}
+	want := []byte("Bearer " + benchToken)
+	authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+		got := r.Header.Get("Authorization")
+		if len(got) != len(want) || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			return nil, errors.New("bad bearer token")
+		}
+		return benchCaller{}, nil
+	})
+	auditLog := mcpmw.LogAuditor(slog.New(slog.NewJSONHandler(&auditSink, nil)))
+	opts.RateLimit = ratelimit.PerIP(1<<30, time.Minute)
+	return mcpmw.New(&reg, authn, auditLog, opts)
+}
+
+// auditSink receives the JSON lines of every ours+hooks handler in the
+// process.
+var auditSink lineCounter
+
+// lineCounter is an io.Writer that counts what it is given and keeps nothing
+// (like io.Discard, but the harness can check that every request was
+// audited). It is safe for concurrent use.
+type lineCounter struct {
+	mu    sync.Mutex
+	lines int64
+	bytes int64
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	n := int64(bytes.Count(p, []byte{'\n'}))
+	c.mu.Lock()
+	c.lines += n
+	c.bytes += int64(len(p))
+	c.mu.Unlock()
+	return len(p), nil
+}
+
+func (c *lineCounter) count() (lines, size int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lines, c.bytes
+}
+
+// ---- go-sdk -----------------------------------------------------------------
+
+// newGoSDK returns the official SDK's handler: one shared *Server, stateless,
+// plain JSON responses. Tools use the low-level Server.AddTool with a raw
+// schema (its cheapest path: no reflection, no per-call schema validation).
+func newGoSDK(tools int) http.Handler {
+	s := gosdk.NewServer(&gosdk.Implementation{Name: serverName, Version: serverVersion},
+		&gosdk.ServerOptions{PageSize: pageSize, Logger: discardLogger})
+	s.AddTool(&gosdk.Tool{Name: "echo", Description: echoDescription, InputSchema: json.RawMessage(echoSchema)},
+		func(_ context.Context, req *gosdk.CallToolRequest) (*gosdk.CallToolResult, error) {
+			var in struct {
+				Message *string `json:"message"`
+			}
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Message == nil {
+				return &gosdk.CallToolResult{IsError: true, Content: []gosdk.Content{&gosdk.TextContent{Text: "message (a string) is required"}}}, nil
+			}
+			return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: *in.Message}}}, nil
+		})
+	ok := func(context.Context, *gosdk.CallToolRequest) (*gosdk.CallToolResult, error) {
+		return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: "ok"}}}, nil
+	}
+	for i := 1; i < tools; i++ {
+		s.AddTool(&gosdk.Tool{Name: dummyName(i), Description: fmt.Sprintf(dummyDescription, i), InputSchema: json.RawMessage(dummySchema)}, ok)
+	}
+	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
+		&gosdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: discardLogger})
+}
+
+// ---- mcp-go -----------------------------------------------------------------
+
+// newMCPGo returns mcp-go's streamable HTTP server in stateless mode. Tools
+// carry a raw schema (NewToolWithRawSchema), and are added in one batch.
+func newMCPGo(tools int) http.Handler {
+	s := server.NewMCPServer(serverName, serverVersion,
+		server.WithToolCapabilities(false), server.WithPaginationLimit(pageSize))
+	list := []server.ServerTool{{
+		Tool: mcp.NewToolWithRawSchema("echo", echoDescription, json.RawMessage(echoSchema)),
+		Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			msg, err := req.RequireString("message")
+			if err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return mcp.NewToolResultText(msg), nil
+		},
+	}}
+	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
+	for i := 1; i < tools; i++ {
+		list = append(list, server.ServerTool{
+			Tool:    mcp.NewToolWithRawSchema(dummyName(i), fmt.Sprintf(dummyDescription, i), json.RawMessage(dummySchema)),
+			Handler: ok,
+		})
+	}
+	s.AddTools(list...)
+	return server.NewStreamableHTTPServer(s, server.WithStateLess(true), server.WithStreamableHTTPLogger(discardLogger))
+}
+
+// ---- floor ------------------------------------------------------------------
+
+// floorRequest is the fixed Go struct the floor decodes every request into.
+type floorRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Message string `json:"message"`
+		} `json:"arguments"`
+		Meta struct {
+			ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+			ClientInfo         struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"io.modelcontextprotocol/clientInfo"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
+// floor is the bare net/http handler every ratio is taken against: it
+// decodes the request into a fixed struct with encoding/json and writes a
+// canned reply of the same shape and size as ours. The canned bytes are cut
+// from ours's own answers when the floor is built: for tools/list the whole
+// pre-encoded result, for tools/call everything around the echoed text, which
+// the floor encodes with encoding/json.
+type floor struct {
+	head       []byte // `{"jsonrpc":"2.0","id":`
+	list       []byte // after the id: `,"result":{...tools...}}`
+	callBefore []byte // after the id, up to the echoed text
+	callAfter  []byte // after the echoed text
+}
+
+func newFloor(tools int) (*floor, error) {
+	ours := newOurs(tools, false)
+	list, err := cannedAfterID(ours, &scenario{method: "tools/list", tools: tools})
+	if err != nil {
+		return nil, fmt.Errorf("floor: tools/list template: %w", err)
+	}
+	const marker = "FLOOR-MARKER-1f2e3d4c"
+	call, err := cannedAfterID(ours, &scenario{method: "tools/call", tools: tools, msgLen: -1, markerText: marker})
+	if err != nil {
+		return nil, fmt.Errorf("floor: tools/call template: %w", err)
+	}
+	quoted := []byte(strconv.Quote(marker))
+	i := bytes.Index(call, quoted)
+	if i < 0 || bytes.Count(call, quoted) != 1 {
+		return nil, errors.New("floor: cannot find the echoed text in ours's tools/call answer")
+	}
+	return &floor{
+		head:       []byte(`{"jsonrpc":"2.0","id":`),
+		list:       list,
+		callBefore: call[:i],
+		callAfter:  call[i+len(quoted):],
+	}, nil
+}
+
+// cannedAfterID runs sc against h and returns the answer's bytes after the
+// id, checking that the answer starts the way the floor writes it.
+func cannedAfterID(h http.Handler, sc *scenario) ([]byte, error) {
+	w := newFakeWriter()
+	h.ServeHTTP(w, newTemplateRequest(sc, sc.body()))
+	prefix := `{"jsonrpc":"2.0","id":` + requestID
+	if w.status != http.StatusOK || !bytes.HasPrefix(w.body, []byte(prefix)) {
+		return nil, fmt.Errorf("unexpected answer %d %s", w.status, clip(w.body))
+	}
+	return bytes.Clone(w.body[len(prefix):]), nil
+}
+
+func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	var req floorRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, "bad JSON", http.StatusBadRequest)
+		return
+	}
+	hdr := w.Header()
+	hdr["Content-Type"] = []string{"application/json"}
+	switch {
+	case req.Method == "tools/list":
+		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.list))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(f.head)
+		_, _ = w.Write(req.ID)
+		_, _ = w.Write(f.list)
+	case req.Method == "tools/call" && req.Params.Name == "echo":
+		text, err := json.Marshal(req.Params.Arguments.Message)
+		if err != nil {
+			http.Error(w, "cannot encode", http.StatusInternalServerError)
+			return
+		}
+		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.callBefore) + len(text) + len(f.callAfter))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(f.head)
+		_, _ = w.Write(req.ID)
+		_, _ = w.Write(f.callBefore)
+		_, _ = w.Write(text)
+		_, _ = w.Write(f.callAfter)
+	default:
+		http.Error(w, "unknown method", http.StatusNotFound)
+	}
+}

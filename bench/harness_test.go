@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary be a loopback child too, so that the
+// loopback phase can be tested end to end, and keeps testing.Benchmark short.
+func TestMain(m *testing.M) {
+	if childMain() {
+		return
+	}
+	flag.Parse()
+	if err := flag.Set("test.benchtime", "5ms"); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
+
+// Every contestant answers every scenario correctly, answers it the same way
+// twice (so the fingerprint check holds), and can be counted for goroutines.
+func TestEveryContestantAnswersEveryScenario(t *testing.T) {
+	for _, sc := range allScenarios(100) {
+		for _, name := range contestantNames {
+			t.Run(sc.name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				h, err := newContestant(name, sc.tools)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := sc.body()
+				tmpl := newTemplateRequest(sc, body)
+				fp, err := validateOnce(h, sc, tmpl, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := newFakeWriter()
+				h.ServeHTTP(w, newRequest(tmpl, body))
+				if !fp.match(w.status, w.body) {
+					t.Fatalf("second answer differs from the first: %d %s", w.status, clip(w.body))
+				}
+				if _, err := goroutinesPerRequest(h, sc, 2); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// The floor's answers are ours, byte for byte: same shape, same size.
+func TestFloorAnswersLikeOurs(t *testing.T) {
+	for _, sc := range allScenarios(10) {
+		t.Run(sc.name, func(t *testing.T) {
+			answer := func(name string) []byte {
+				h, err := newContestant(name, sc.tools)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := newFakeWriter()
+				h.ServeHTTP(w, newTemplateRequest(sc, sc.body()))
+				if w.status != http.StatusOK {
+					t.Fatalf("%s: HTTP %d", name, w.status)
+				}
+				return w.body
+			}
+			if floor, ours := answer("floor"), answer("ours"); !bytes.Equal(floor, ours) {
+				t.Fatalf("floor and ours differ:\nfloor %s\nours  %s", clip(floor), clip(ours))
+			}
+		})
+	}
+}
+
+func TestValidateRefusesWrongAnswers(t *testing.T) {
+	call := &scenario{method: "tools/call", tools: 1, msgLen: 5}
+	list := &scenario{method: "tools/list", tools: 2}
+	good := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"The q"}]}}`
+	goodList := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"echo"},{"name":"tool_0001"}]}}`
+	if err := call.validate(200, "application/json", []byte(good)); err != nil {
+		t.Fatalf("good answer refused: %v", err)
+	}
+	if err := list.validate(200, "application/json", []byte(goodList)); err != nil {
+		t.Fatalf("good list refused: %v", err)
+	}
+	for _, tt := range []struct {
+		name, body string
+		sc         *scenario
+		status     int
+		ct         string
+	}{
+		{"status", good, call, 400, "application/json"},
+		{"content type", good, call, 200, "text/event-stream"},
+		{"not JSON", `{"jsonrpc"`, call, 200, "application/json"},
+		{"other id", strings.Replace(good, `"id":7`, `"id":8`, 1), call, 200, "application/json"},
+		{"error", `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}`, call, 200, "application/json"},
+		{"no result", `{"jsonrpc":"2.0","id":7}`, call, 200, "application/json"},
+		{"wrong text", strings.Replace(good, "The q", "The r", 1), call, 200, "application/json"},
+		{"isError", strings.Replace(good, `]}}`, `],"isError":true}}`, 1), call, 200, "application/json"},
+		{"too few tools", `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"echo"}]}}`, list, 200, "application/json"},
+		{"duplicate tools", `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"echo"},{"name":"echo"}]}}`, list, 200, "application/json"},
+		{"second page", strings.Replace(goodList, `]}}`, `],"nextCursor":"x"}}`, 1), list, 200, "application/json"},
+	} {
+		if err := tt.sc.validate(tt.status, tt.ct, []byte(tt.body)); err == nil {
+			t.Errorf("%s: wrong answer accepted", tt.name)
+		}
+	}
+
+	fp := newFingerprint([]byte(goodList))
+	if !fp.match(200, []byte(goodList)) {
+		t.Fatal("fingerprint refuses its own answer")
+	}
+	for _, bad := range []string{strings.Replace(goodList, "tool_0001", "tool_0002", 1), goodList + " ", goodList[1:]} {
+		if fp.match(200, []byte(bad)) {
+			t.Errorf("fingerprint accepts %s", bad)
+		}
+	}
+	if fp.match(500, []byte(goodList)) {
+		t.Error("fingerprint accepts a 500")
+	}
+}
+
+// flaky answers correctly the first time only.
+type flaky struct {
+	h     http.Handler
+	calls atomic.Int64
+}
+
+func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.calls.Add(1) > 1 {
+		http.Error(w, "nope", http.StatusServiceUnavailable)
+		return
+	}
+	f.h.ServeHTTP(w, r)
+}
+
+func TestBenchCellCountsWrongAnswers(t *testing.T) {
+	sc := allScenarios(10)[0]
+	h, err := newContestant("ours", sc.tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := benchCell(h, sc); res.errors != 0 || res.iterations == 0 || res.nsPerOp <= 0 {
+		t.Fatalf("ours: %+v", res)
+	}
+	if res := benchCell(&flaky{h: h}, sc); res.errors == 0 {
+		t.Fatalf("a handler failing after its first answer got no errors: %+v", res)
+	}
+}
+
+func TestLoadCountsAnswers(t *testing.T) {
+	sc := allScenarios(10)[0]
+	h, err := newContestant("ours+hooks", sc.tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	res := load(t.Context(), srv.URL, sc, 2, 20*time.Millisecond, 150*time.Millisecond)
+	if res.errors != 0 || res.requests == 0 || res.p50 <= 0 || res.p99 < res.p50 {
+		t.Fatalf("ours+hooks: %+v", res)
+	}
+
+	bad := httptest.NewServer(&flaky{h: h})
+	defer bad.Close()
+	if res := load(t.Context(), bad.URL, sc, 2, 0, 50*time.Millisecond); res.errors == 0 {
+		t.Fatalf("a server failing after its first answer got no errors: %+v", res)
+	}
+}
+
+// ours+hooks really checks the token and audits every request.
+func TestHooksAuthenticateAndAudit(t *testing.T) {
+	sc := allScenarios(10)[0]
+	h, err := newContestant("ours+hooks", sc.tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := auditSink.count()
+	w := newFakeWriter()
+	h.ServeHTTP(w, newTemplateRequest(sc, sc.body()))
+	if err := sc.validate(w.status, w.contentType(), w.body); err != nil {
+		t.Fatal(err)
+	}
+	req := newTemplateRequest(sc, sc.body())
+	req.Header = sc.header()
+	req.Header.Set("Authorization", "Bearer wrong")
+	w.reset()
+	h.ServeHTTP(w, req)
+	if w.status != http.StatusUnauthorized {
+		t.Fatalf("wrong token: HTTP %d, want 401", w.status)
+	}
+	if after, _ := auditSink.count(); after-before != 2 {
+		t.Fatalf("%d audit lines for 2 requests", after-before)
+	}
+}
+
+// The child side serves until its stdin closes.
+func TestServe(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- serve("ours", 3, inR, outW, time.Minute) }()
+	line := make([]byte, 64)
+	n, err := outR.Read(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(string(line[:n])), "listening ")
+	if !ok {
+		t.Fatalf("child said %q", line[:n])
+	}
+	sc := &scenario{method: "tools/list", tools: 3}
+	if _, err := fetchFingerprint(http.DefaultClient, "http://"+addr+"/mcp", sc, sc.body()); err != nil {
+		t.Fatal(err)
+	}
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return after stdin closed")
+	}
+}
+
+// One tiny run of the whole harness, both phases, through the real child
+// processes, prints a table and finds no failures.
+func TestRunTiny(t *testing.T) {
+	all := allScenarios(10)
+	cfg := config{
+		rounds: 2, loopRounds: 1, benchtime: 5 * time.Millisecond,
+		duration: 100 * time.Millisecond, warmup: 20 * time.Millisecond,
+		conc: []int{2}, scenarios: all[:2], loopScenarios: all[:1],
+		contestants: []string{"floor", "ours"}, goroutineSamples: 2,
+		inprocess: true, loopback: true, command: "test",
+	}
+	rep, err := run(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep.write(&out)
+	if rep.failed() {
+		t.Fatalf("failures:\n%s", out.String())
+	}
+	for _, want := range []string{"| tools/call echo 50 B | ours |", "| tools/list, 1 tool | floor |", "| 2 | ours |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if testing.Verbose() {
+		fmt.Println(out.String())
+	}
+}
+
+func TestMedianAndQuantile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	if got := median(xs); got != 3 {
+		t.Errorf("median %v = %v, want 3", xs, got)
+	}
+	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("median of 4 = %v, want 2.5", got)
+	}
+	if got := quantile(xs, 0.25); got != 2 {
+		t.Errorf("p25 = %v, want 2", got)
+	}
+	if got := quantile(xs, 0.75); got != 4 {
+		t.Errorf("p75 = %v, want 4", got)
+	}
+	if xs[0] != 5 {
+		t.Error("median sorted its argument in place")
+	}
+}

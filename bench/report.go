@@ -1,0 +1,374 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+type cellKey struct{ scenario, contestant string }
+
+type loadKey struct {
+	scenario   string
+	conc       int
+	contestant string
+}
+
+// report collects every round's figures and prints the Markdown tables.
+type report struct {
+	cfg        config
+	started    time.Time
+	finished   time.Time
+	cells      map[cellKey][]cellResult
+	goroutines map[cellKey]float64
+	loads      map[loadKey][]loadResult
+	overhead   cellResult
+
+	otherFailures []string // failures outside the measured cells
+}
+
+func newReport(cfg config) *report {
+	return &report{
+		cfg:        cfg,
+		started:    time.Now(),
+		cells:      map[cellKey][]cellResult{},
+		goroutines: map[cellKey]float64{},
+		loads:      map[loadKey][]loadResult{},
+	}
+}
+
+func (r *report) addCell(sc *scenario, name string, res cellResult) {
+	k := cellKey{sc.name, name}
+	r.cells[k] = append(r.cells[k], res)
+}
+
+func (r *report) addLoad(sc *scenario, conc int, name string, res loadResult) {
+	k := loadKey{sc.name, conc, name}
+	r.loads[k] = append(r.loads[k], res)
+}
+
+// failed reports whether any answer anywhere was wrong.
+func (r *report) failed() bool {
+	if len(r.otherFailures) > 0 {
+		return true
+	}
+	for _, rs := range r.cells {
+		for _, c := range rs {
+			if c.errors > 0 {
+				return true
+			}
+		}
+	}
+	for _, rs := range r.loads {
+		for _, l := range rs {
+			if l.errors > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// quantile returns the q-quantile of xs, interpolating between neighbours.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+}
+
+// cellStats are the medians of one in-process cell, and of its per-round
+// ratios to the floor.
+type cellStats struct {
+	ok                   bool
+	errors               int
+	firstError           string
+	ns, bytes, allocs    float64
+	rNs, rBytes, rAllocs float64 // medians of the per-round ratios
+	nsP25, nsP75         float64
+}
+
+func (r *report) inStats(scName, name string) cellStats {
+	rs, fl := r.cells[cellKey{scName, name}], r.cells[cellKey{scName, "floor"}]
+	var st cellStats
+	var ns, by, al, rn, rb, ra []float64
+	for i, c := range rs {
+		if c.errors > 0 {
+			st.errors += c.errors
+			if st.firstError == "" {
+				st.firstError = c.firstError
+			}
+			continue
+		}
+		ns, by, al = append(ns, c.nsPerOp), append(by, c.bytesPerOp), append(al, c.allocsPerOp)
+		if i < len(fl) && fl[i].errors == 0 && fl[i].nsPerOp > 0 {
+			f := fl[i]
+			rn = append(rn, c.nsPerOp/f.nsPerOp)
+			if f.bytesPerOp > 0 {
+				rb = append(rb, c.bytesPerOp/f.bytesPerOp)
+			}
+			if f.allocsPerOp > 0 {
+				ra = append(ra, c.allocsPerOp/f.allocsPerOp)
+			}
+		}
+	}
+	if st.errors > 0 || len(ns) == 0 {
+		return st
+	}
+	st.ok = true
+	st.ns, st.bytes, st.allocs = median(ns), median(by), median(al)
+	st.rNs, st.rBytes, st.rAllocs = median(rn), median(rb), median(ra)
+	st.nsP25, st.nsP75 = quantile(ns, 0.25), quantile(ns, 0.75)
+	return st
+}
+
+type loadStats struct {
+	ok               bool
+	errors           int
+	firstError       string
+	rps              float64
+	p50, p99         float64 // nanoseconds
+	rRps, rP50, rP99 float64 // medians of the per-round ratios
+}
+
+func (r *report) loopStats(scName string, conc int, name string) loadStats {
+	rs, fl := r.loads[loadKey{scName, conc, name}], r.loads[loadKey{scName, conc, "floor"}]
+	var st loadStats
+	var rps, p50, p99, rr, r5, r9 []float64
+	for i, l := range rs {
+		st.errors += l.errors
+		if l.errors > 0 && st.firstError == "" {
+			st.firstError = l.firstError
+		}
+		if l.requests == 0 {
+			continue
+		}
+		rps, p50, p99 = append(rps, l.reqPerSec), append(p50, float64(l.p50)), append(p99, float64(l.p99))
+		if i < len(fl) && fl[i].requests > 0 {
+			f := fl[i]
+			rr = append(rr, l.reqPerSec/f.reqPerSec)
+			r5 = append(r5, float64(l.p50)/float64(f.p50))
+			r9 = append(r9, float64(l.p99)/float64(f.p99))
+		}
+	}
+	if len(rps) == 0 {
+		return st
+	}
+	st.ok = true
+	st.rps, st.p50, st.p99 = median(rps), median(p50), median(p99)
+	st.rRps, st.rP50, st.rP99 = median(rr), median(r5), median(r9)
+	return st
+}
+
+// sig3 formats v with about three significant digits and no exponent.
+func sig3(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func fmtNs(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return sig3(ns/1e9) + " s"
+	case ns >= 1e6:
+		return sig3(ns/1e6) + " ms"
+	case ns >= 1e3:
+		return sig3(ns/1e3) + " µs"
+	default:
+		return fmt.Sprintf("%.0f ns", ns)
+	}
+}
+
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1000<<10:
+		return sig3(b/(1<<20)) + " MiB"
+	case b >= 1000:
+		return sig3(b/(1<<10)) + " KiB"
+	default:
+		return fmt.Sprintf("%.0f B", b)
+	}
+}
+
+func fmtCount(n float64) string {
+	if n >= 100 || n == float64(int64(n)) {
+		return fmt.Sprintf("%.0f", n)
+	}
+	return fmt.Sprintf("%.1f", n)
+}
+
+func fmtRatio(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return sig3(x) + "x"
+}
+
+// module versions of the peers, from the build information.
+func peerVersions() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for _, d := range bi.Deps {
+		switch d.Path {
+		case "github.com/modelcontextprotocol/go-sdk", "github.com/mark3labs/mcp-go":
+			parts = append(parts, d.Path+" "+d.Version)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nproc() int {
+	// runtime.NumCPU is the CPUs this process may use, which is what nproc prints.
+	return runtime.NumCPU()
+}
+
+func (r *report) write(w io.Writer) {
+	fmt.Fprintf(w, "## MCP endpoint benchmark: mcpmw vs. the floor, go-sdk and mcp-go\n\n")
+	fmt.Fprintf(w, "Measured %s on %s/%s, nproc %d (GOMAXPROCS %d), %s; %s.  \n",
+		r.started.UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, nproc(), runtime.GOMAXPROCS(0), runtime.Version(), peerVersions())
+	fmt.Fprintf(w, "Command: `%s` (took %s).\n\n", strings.TrimSpace(r.cfg.command), r.finished.Sub(r.started).Round(time.Second))
+
+	if r.cfg.inprocess {
+		r.writeInProcess(w)
+	}
+	if r.cfg.loopback {
+		r.writeLoopback(w)
+	}
+	r.writeFailures(w)
+}
+
+func (r *report) writeInProcess(w io.Writer) {
+	fmt.Fprintf(w, "### In-process: `ServeHTTP`, medians of %d interleaved rounds of %s per cell\n\n", r.cfg.rounds, r.cfg.benchtime)
+	fmt.Fprintln(w, "| scenario | contestant | time/op | × floor | B/op | × floor | allocs/op | × floor | goroutines/req |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
+	for _, sc := range r.cfg.scenarios {
+		for _, name := range r.cfg.contestants {
+			st := r.inStats(sc.name, name)
+			g := "n/a"
+			if v, ok := r.goroutines[cellKey{sc.name, name}]; ok && v >= 0 {
+				g = fmtCount(v)
+			}
+			if !st.ok {
+				fmt.Fprintf(w, "| %s | %s | **error** (%d) | | | | | | %s |\n", sc.title, name, st.errors, g)
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sc.title, name,
+				fmtNs(st.ns), fmtRatio(st.rNs), fmtBytes(st.bytes), fmtRatio(st.rBytes), fmtCount(st.allocs), fmtRatio(st.rAllocs), g)
+		}
+	}
+	fmt.Fprintln(w)
+
+	var hooks []string
+	for _, sc := range r.cfg.scenarios {
+		h, o := r.cells[cellKey{sc.name, "ours+hooks"}], r.cells[cellKey{sc.name, "ours"}]
+		var ratios []float64
+		for i := range min(len(h), len(o)) {
+			if h[i].errors == 0 && o[i].errors == 0 && o[i].nsPerOp > 0 {
+				ratios = append(ratios, h[i].nsPerOp/o[i].nsPerOp)
+			}
+		}
+		if len(ratios) > 0 {
+			hooks = append(hooks, fmt.Sprintf("%s %s", sc.name, fmtRatio(median(ratios))))
+		}
+	}
+	if len(hooks) > 0 {
+		fmt.Fprintf(w, "- ours+hooks ÷ ours, time (median of per-round ratios): %s.\n", strings.Join(hooks, ", "))
+	}
+	var spread []string
+	for _, name := range r.cfg.contestants {
+		var worst float64
+		for _, sc := range r.cfg.scenarios {
+			if st := r.inStats(sc.name, name); st.ok && st.ns > 0 {
+				worst = max(worst, (st.nsP75-st.nsP25)/st.ns)
+			}
+		}
+		spread = append(spread, fmt.Sprintf("%s %.0f%%", name, 100*worst))
+	}
+	fmt.Fprintf(w, "- Noise: the largest interquartile range of time/op across rounds, relative to the median, per contestant: %s.\n", strings.Join(spread, ", "))
+	o := r.overhead
+	fmt.Fprintf(w, "- Included in every figure, the floor's too: the harness's own cost per request (a fresh `http.Request` copied from a template, a body reader, a reused writer): %s, %s, %s alloc(s).\n",
+		fmtNs(o.nsPerOp), fmtBytes(o.bytesPerOp), fmtCount(o.allocsPerOp))
+	fmt.Fprintln(w, "- × floor: the median over rounds of the ratio to the floor measured in the same round.")
+	fmt.Fprintln(w, "- goroutines/req: goroutines the runtime created while serving sequential requests (`/sched/goroutines-created`), divided by the number of requests.")
+	fmt.Fprintln(w, "- Every response is checked: the first fully (HTTP 200, JSON content type, JSON-RPC result for our id, the echoed text or every tool on one page), the rest against its fingerprint (status, length, 18 byte windows).")
+	fmt.Fprintln(w)
+}
+
+func (r *report) writeLoopback(w io.Writer) {
+	for _, sc := range r.cfg.loopScenarios {
+		fmt.Fprintf(w, "### Loopback: %s, one process per contestant on 127.0.0.1, keep-alive clients; medians of %d round(s) of %s (after %s warm-up)\n\n",
+			sc.title, r.cfg.loopRounds, r.cfg.duration, r.cfg.warmup)
+		fmt.Fprintln(w, "| clients | contestant | req/s | × floor | p50 | × floor | p99 | × floor | errors |")
+		fmt.Fprintln(w, "|--:|---|--:|--:|--:|--:|--:|--:|--:|")
+		for _, conc := range r.cfg.conc {
+			for _, name := range r.cfg.contestants {
+				st := r.loopStats(sc.name, conc, name)
+				if !st.ok {
+					fmt.Fprintf(w, "| %d | %s | **error** | | | | | | %d |\n", conc, name, st.errors)
+					continue
+				}
+				fmt.Fprintf(w, "| %d | %s | %.0f | %s | %s | %s | %s | %s | %d |\n", conc, name,
+					st.rps, fmtRatio(st.rRps), fmtNs(st.p50), fmtRatio(st.rP50), fmtNs(st.p99), fmtRatio(st.rP99), st.errors)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "- req/s counts valid answers to requests that started after the warm-up and ended before the deadline; p50 and p99 are their latencies as the client saw them. × floor: the median over rounds of the ratio to the floor in the same round.")
+	fmt.Fprintln(w, "- The load generator shares the machine with the server under test; every contestant pays the same client cost.")
+	fmt.Fprintln(w)
+}
+
+func (r *report) writeFailures(w io.Writer) {
+	lines := append([]string(nil), r.otherFailures...)
+	for _, sc := range r.cfg.scenarios {
+		for _, name := range r.cfg.contestants {
+			if st := r.inStats(sc.name, name); st.errors > 0 {
+				lines = append(lines, fmt.Sprintf("- in-process %s, %s: %d failed answer(s); first: %s", sc.name, name, st.errors, st.firstError))
+			}
+		}
+	}
+	for _, sc := range r.cfg.loopScenarios {
+		for _, conc := range r.cfg.conc {
+			for _, name := range r.cfg.contestants {
+				if st := r.loopStats(sc.name, conc, name); st.errors > 0 {
+					lines = append(lines, fmt.Sprintf("- loopback %s ×%d, %s: %d failed answer(s); first: %s", sc.name, conc, name, st.errors, st.firstError))
+				}
+			}
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "### Failures\n\n%s\n\n", strings.Join(lines, "\n"))
+	}
+}

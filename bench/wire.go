@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The wire every contestant is driven on: MCP 2026-07-28, stateless, one
+// JSON-RPC request per POST with the routing headers (WIRE.md §2.1) and the
+// per-request _meta (WIRE.md §3.1).
+const (
+	protocolVersion = "2026-07-28"
+	requestID       = "7"
+	benchToken      = "bench-token-0123456789abcdef" // ours+hooks checks it; the others ignore it
+	serverName      = "bench-server"
+	serverVersion   = "1.0.0"
+)
+
+// A scenario is one kind of request, sent to a server holding a given number
+// of tools.
+type scenario struct {
+	name   string // flag name, e.g. "call50"
+	title  string // table label
+	method string // "tools/call" or "tools/list"
+	tools  int    // tools registered: echo plus tools-1 dummies
+	msgLen int    // tools/call: length of the echoed message
+
+	markerText string // tools/call: echo this instead of message(msgLen)
+}
+
+// text is what the echo tool is sent, and must send back.
+func (sc *scenario) text() string {
+	if sc.markerText != "" {
+		return sc.markerText
+	}
+	return message(sc.msgLen)
+}
+
+// allScenarios are the in-process scenarios, in table order. callTools is the
+// registry size the tools/call scenarios run against.
+func allScenarios(callTools int) []*scenario {
+	return []*scenario{
+		{name: "call50", title: "tools/call echo 50 B", method: "tools/call", tools: callTools, msgLen: 50},
+		{name: "list1", title: "tools/list, 1 tool", method: "tools/list", tools: 1},
+		{name: "list100", title: "tools/list, 100 tools", method: "tools/list", tools: 100},
+		{name: "list1000", title: "tools/list, 1,000 tools", method: "tools/list", tools: 1000},
+		{name: "call100k", title: "tools/call echo 100 KiB", method: "tools/call", tools: callTools, msgLen: 100 << 10},
+	}
+}
+
+// message returns the n-byte message the echo tool is sent: plain ASCII text
+// that no JSON encoder escapes, so every contestant's answer carries it
+// verbatim.
+func message(n int) string {
+	const text = "The quick brown fox jumps over the lazy dog, 0123456789. "
+	var b strings.Builder
+	b.Grow(n)
+	for b.Len() < n {
+		b.WriteString(text[:min(len(text), n-b.Len())])
+	}
+	return b.String()
+}
+
+// body returns the JSON-RPC request body of sc.
+func (sc *scenario) body() []byte {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + protocolVersion + `",` +
+		`"io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"mcpmw-bench","version":"1.0.0"}}`
+	var params string
+	switch sc.method {
+	case "tools/call":
+		msg, _ := json.Marshal(sc.text())
+		params = `{"name":"echo","arguments":{"message":` + string(msg) + `},` + meta + `}`
+	default:
+		params = `{` + meta + `}`
+	}
+	return []byte(`{"jsonrpc":"2.0","id":` + requestID + `,"method":"` + sc.method + `","params":` + params + `}`)
+}
+
+// header returns the HTTP request headers of sc: what a 2026-07-28 client
+// sends, plus the bearer token.
+func (sc *scenario) header() http.Header {
+	h := http.Header{
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {protocolVersion},
+		"Mcp-Method":           {sc.method},
+		"Authorization":        {"Bearer " + benchToken},
+	}
+	if sc.method == "tools/call" {
+		h["Mcp-Name"] = []string{"echo"}
+	}
+	return h
+}
+
+// answer is what validate reads from a response body.
+type answer struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+		Tools   []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		NextCursor *string `json:"nextCursor"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// validate checks one answer to sc fully: HTTP 200, a JSON content type, a
+// JSON-RPC 2.0 result for our id, and the echoed text or every tool on one
+// page.
+func (sc *scenario) validate(status int, contentType string, body []byte) error {
+	if status != http.StatusOK {
+		return fmt.Errorf("HTTP status %d: %s", status, clip(body))
+	}
+	if !strings.HasPrefix(contentType, "application/json") {
+		return fmt.Errorf("Content-Type %q, want application/json: %s", contentType, clip(body))
+	}
+	var a answer
+	if err := json.Unmarshal(body, &a); err != nil {
+		return fmt.Errorf("body is not one JSON object: %v: %s", err, clip(body))
+	}
+	switch {
+	case a.JSONRPC != "2.0":
+		return fmt.Errorf(`jsonrpc is %q, want "2.0"`, a.JSONRPC)
+	case string(a.ID) != requestID:
+		return fmt.Errorf("id is %s, want %s", a.ID, requestID)
+	case a.Error != nil:
+		return fmt.Errorf("JSON-RPC error %d: %s", a.Error.Code, a.Error.Message)
+	case a.Result == nil:
+		return fmt.Errorf("no result: %s", clip(body))
+	}
+	switch sc.method {
+	case "tools/call":
+		want := sc.text()
+		switch {
+		case a.Result.IsError:
+			return fmt.Errorf("isError result: %s", clip(body))
+		case len(a.Result.Content) != 1 || a.Result.Content[0].Type != "text":
+			return fmt.Errorf("want one text block: %s", clip(body))
+		case a.Result.Content[0].Text != want:
+			return fmt.Errorf("echoed %d bytes %q, want %d bytes", len(a.Result.Content[0].Text), clip([]byte(a.Result.Content[0].Text)), len(want))
+		}
+	case "tools/list":
+		if n := len(a.Result.Tools); n != sc.tools {
+			return fmt.Errorf("listed %d tools, want %d on one page", n, sc.tools)
+		}
+		if a.Result.NextCursor != nil {
+			return fmt.Errorf("nextCursor %q: the list must fit on one page", *a.Result.NextCursor)
+		}
+		seen := make(map[string]bool, sc.tools)
+		for _, t := range a.Result.Tools {
+			seen[t.Name] = true
+		}
+		if !seen["echo"] || len(seen) != sc.tools {
+			return fmt.Errorf("listed %d distinct names (echo present: %v), want %d", len(seen), seen["echo"], sc.tools)
+		}
+	}
+	return nil
+}
+
+func clip(b []byte) string {
+	const max = 200
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+// A fingerprint is a fully validated answer, kept to check later answers of
+// the same contestant cheaply: each contestant answers the same request with
+// the same bytes, so a later answer must have the same status, the same
+// length, and the same bytes at the start, at the end and in sampled windows
+// in between. That costs about as much as a few hundred bytes of memcmp, so
+// it can run on every response inside the timed loop without swamping the
+// floor, while a wrong or failed answer still cannot pass.
+type fingerprint struct {
+	size    int
+	windows []window
+}
+
+type window struct {
+	off  int
+	want []byte
+}
+
+const (
+	edgeBytes   = 128
+	sampleCount = 16
+	sampleBytes = 16
+)
+
+func newFingerprint(body []byte) *fingerprint {
+	fp := &fingerprint{size: len(body)}
+	add := func(off, n int) {
+		off = max(0, min(off, len(body)))
+		end := min(len(body), off+n)
+		if end > off {
+			fp.windows = append(fp.windows, window{off, bytes.Clone(body[off:end])})
+		}
+	}
+	add(0, edgeBytes)
+	for i := 1; i <= sampleCount; i++ {
+		add(len(body)*i/(sampleCount+1), sampleBytes)
+	}
+	add(len(body)-edgeBytes, edgeBytes)
+	return fp
+}
+
+// match reports whether body is, as far as the fingerprint can tell, the
+// answer it was taken from.
+func (fp *fingerprint) match(status int, body []byte) bool {
+	if status != http.StatusOK || len(body) != fp.size {
+		return false
+	}
+	for _, w := range fp.windows {
+		if !bytes.Equal(body[w.off:w.off+len(w.want)], w.want) {
+			return false
+		}
+	}
+	return true
+}
