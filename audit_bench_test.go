@@ -42,3 +42,14 @@ func BenchmarkLogAuditor(b *testing.B) {
 		audit.Audit(ctx, rec)
 	}
 }
+
+// BenchmarkJSONAuditor measures one audit line written by JSONAuditor.
+func BenchmarkJSONAuditor(b *testing.B) {
+	audit := mcpmw.JSONAuditor(io.Discard, nil)
+	rec := benchRecord()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		audit.Audit(ctx, rec)
+	}
+}

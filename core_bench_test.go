@@ -168,7 +168,7 @@ func newBenchHandler(reg *mcpmw.Registry, caller mcpmw.Caller) *mcpmw.Handler {
 }
 
 // newHookedBenchHandler is newBenchHandler with what a deployment runs: a
-// bearer-token check, LogAuditor writing JSON lines, and the per-IP limiter
+// bearer-token check, JSONAuditor writing JSON lines, and the per-IP limiter
 // with a limit the benchmark never reaches.
 func newHookedBenchHandler(reg *mcpmw.Registry) *mcpmw.Handler {
 	authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
@@ -177,7 +177,7 @@ func newHookedBenchHandler(reg *mcpmw.Registry) *mcpmw.Handler {
 		}
 		return benchCaller{}, nil
 	})
-	audit := mcpmw.LogAuditor(slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	audit := mcpmw.JSONAuditor(io.Discard, nil)
 	return mcpmw.New(reg, authn, audit, &mcpmw.Options{PageSize: 100000, Logger: slog.New(slog.DiscardHandler),
 		RateLimit: ratelimit.PerIP(1<<30, time.Minute)})
 }

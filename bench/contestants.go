@@ -93,7 +93,7 @@ func ourTools(tools int) []mcpmw.Tool {
 
 // newOurs returns mcpmw's handler. Bare: an authenticator that admits every
 // request and an auditor that does nothing. With hooks, what a deployment
-// runs: a bearer-token check, mcpmw.LogAuditor writing JSON lines, and the
+// runs: a bearer-token check, mcpmw.JSONAuditor writing JSON lines, and the
 // httprate-backed per-IP limiter with a limit the benchmark never reaches.
 func newOurs(tools int, hooks bool) *mcpmw.Handler {
 	var reg mcpmw.Registry
@@ -116,7 +116,7 @@ func newOurs(tools int, hooks bool) *mcpmw.Handler {
 		}
 		return benchCaller{}, nil
 	})
-	auditLog := mcpmw.LogAuditor(slog.New(slog.NewJSONHandler(&auditSink, nil)))
+	auditLog := mcpmw.JSONAuditor(&auditSink, nil)
 	opts.RateLimit = ratelimit.PerIP(1<<30, time.Minute)
 	return mcpmw.New(&reg, authn, auditLog, opts)
 }
