@@ -182,7 +182,11 @@ func encodeToolResult(r *ToolResult, v string, serverMeta []byte) ([]byte, error
 		// of a non-object value on a legacy revision.
 		content = append(content[:len(content):len(content)], TextContent(string(structured)))
 	}
-	dst := make([]byte, 0, 64+len(structured)*2+len(serverMeta))
+	size := 64 + len(structured)*2 + len(serverMeta)
+	for i := range content {
+		size += 48 + len(content[i].Text) + len(content[i].URI) + len(content[i].Data)*4/3
+	}
+	dst := make([]byte, 0, size)
 	if legacy {
 		dst = append(dst, `{"content":[`...)
 	} else {
