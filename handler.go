@@ -248,7 +248,7 @@ func (x *exchange) serve() *Response {
 	h, r := x.h, x.r
 	if h.checkHost {
 		if err := h.hosts.checkHost(r.Host); err != nil {
-			return &Response{Status: http.StatusForbidden, Error: &Error{Code: CodeInvalidRequest, Message: "Forbidden: " + err.Error()}, Outcome: OutcomeDenied, Summary: err.Error()}
+			return forbidden(err)
 		}
 	}
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
@@ -257,7 +257,7 @@ func (x *exchange) serve() *Response {
 			err = h.hosts.checkOrigin(origins[0])
 		}
 		if err != nil {
-			return &Response{Status: http.StatusForbidden, Error: &Error{Code: CodeInvalidRequest, Message: "Forbidden: " + err.Error()}, Outcome: OutcomeDenied, Summary: err.Error()}
+			return forbidden(err)
 		}
 	}
 
@@ -354,6 +354,12 @@ func (x *exchange) openStream(req *Request) {
 	}
 	x.stream = &stream{w: x.w, token: token, minLevel: minLevel}
 	x.ctx = context.WithValue(x.ctx, streamKey, x.stream)
+}
+
+// forbidden is the 403 answer to a refused Host or Origin.
+func forbidden(err error) *Response {
+	return &Response{Status: http.StatusForbidden, Error: &Error{Code: CodeInvalidRequest, Message: "Forbidden: " + err.Error()},
+		Outcome: OutcomeDenied, Summary: err.Error()}
 }
 
 // authFailure is the answer to a failed authentication: 401 with a
