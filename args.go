@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Args gives typed access to a tool call's arguments. Accessors never fail
@@ -41,8 +42,12 @@ func NewArgs(raw []byte) *Args {
 		a.err = &ArgError{Problem: "arguments are not valid JSON"}
 		return a
 	}
+	if !utf8.Valid(raw) { // the handler never passes such arguments on
+		a.err = &ArgError{Problem: "arguments are not valid UTF-8"}
+		return a
+	}
 	var ok bool
-	if a.members, ok = objectMembers(raw, nil); !ok {
+	if a.members, ok = collectMembers(raw); !ok {
 		a.err = &ArgError{Problem: "arguments must be a JSON object, not " + kindOf(raw[skipSpace(raw, 0):]).String()}
 		return a
 	}

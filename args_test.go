@@ -300,3 +300,12 @@ func TestArgsDecodeNonPointerIsNotArgError(t *testing.T) {
 	assert.False(t, errors.As(err, &ae), "a tool's own bug must not be reported to the model as a bad argument")
 	assert.Same(t, err, a.Err())
 }
+
+func TestNewArgsRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	// encoding/json would read both keys as U+FFFD, the accessors as two
+	// different keys: such arguments are refused as a whole.
+	a := mcpmw.NewArgs([]byte("{\"\xcc\":1,\"\xcd\":2}"))
+	wantArgErr(t, a.Err(), "", "arguments are not valid UTF-8")
+	assert.False(t, a.Has("\uFFFD"))
+}

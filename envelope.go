@@ -2,7 +2,17 @@ package mcpmw
 
 import (
 	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 )
+
+// maxJSONDepth is how deeply a request body may nest objects and arrays,
+// counting the body itself as level 1 (so a tool's arguments may use 125
+// levels). A deeper body is refused with 400 and -32600 before anything
+// decodes it, so no decoder down the line (Args.Decode, a tool's own
+// json.Unmarshal) spends stack or memory on it. encoding/json alone would
+// accept 10000 levels.
+const maxJSONDepth = 128
 
 // envelope is one JSON-RPC message as read from a POST body. Values are raw
 // slices of the body: the id is echoed byte for byte, and params are decoded
@@ -23,8 +33,16 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 	if !json.Valid(body) {
 		return env, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"}
 	}
-	var buf [8]member
-	members, ok := objectMembers(body, buf[:0])
+	// encoding/json accepts invalid UTF-8 inside strings and reads each bad
+	// byte as U+FFFD, while the raw slices handed on (ids, arguments) keep
+	// the bytes: two readings of one body, and answers that are not UTF-8.
+	// JSON exchanged between systems must be UTF-8 (RFC 8259 §8.1).
+	if !utf8.Valid(body) {
+		return env, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid UTF-8"}
+	}
+	// The members are walked, not collected: a body of a million unknown
+	// members costs time in proportion, but no memory.
+	it, ok := iterMembers(body)
 	if !ok {
 		if kindOf(body[skipSpace(body, 0):]) == kindArray {
 			return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches are not supported; send one JSON-RPC message per POST"}
@@ -34,7 +52,7 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 	var version, id, method, params, result, errv []byte
 	var dup string // the first known member that appears twice
 	idTwice := false
-	for _, m := range members {
+	for m, more := it.next(); more; m, more = it.next() {
 		var slot *[]byte
 		switch {
 		case m.is("jsonrpc"):
@@ -78,6 +96,11 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must not be null; omit it for a notification"}
 	default:
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer, not " + kindOf(id).String()}
+	}
+	// Checked once the id is known, so the refusal can echo it; reading the
+	// top-level members above does not recurse.
+	if exceedsDepth(body, maxJSONDepth) {
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: JSON nesting is deeper than " + strconv.Itoa(maxJSONDepth) + " levels"}
 	}
 	if v, ok := unquote(version); !ok || v != "2.0" {
 		return env, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: "jsonrpc" must be "2.0"`}

@@ -1,6 +1,8 @@
 package mcpmw
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,6 +28,9 @@ func TestParseEnvelope(t *testing.T) {
 		{name: "two objects", body: `{"jsonrpc":"2.0","id":1,"method":"a"}{"jsonrpc":"2.0","id":2,"method":"b"}`, code: CodeParseError, msg: "Parse error: the body is not valid JSON"},
 		{name: "single quotes", body: `{'jsonrpc':'2.0'}`, code: CodeParseError, msg: "Parse error: the body is not valid JSON"},
 		{name: "byte order mark", body: "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}", code: CodeParseError, msg: "Parse error: the body is not valid JSON"},
+		{name: "invalid UTF-8 in a string", body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{\"s\":\"P\xaeAY\"}}", code: CodeParseError, msg: "Parse error: the body is not valid UTF-8"},
+		{name: "invalid UTF-8 in a key", body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"\xcc\":1}", code: CodeParseError, msg: "Parse error: the body is not valid UTF-8"},
+		{name: "surrogate half encoded raw", body: "{\"jsonrpc\":\"2.0\",\"id\":\"\xed\xa0\x80\",\"method\":\"a\"}", code: CodeParseError, msg: "Parse error: the body is not valid UTF-8"},
 
 		// -32600: JSON, but not one request.
 		{name: "batch", body: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, code: CodeInvalidRequest,
@@ -153,4 +158,54 @@ func TestParseEnvelopeAliasesBody(t *testing.T) {
 	require.Nil(t, err)
 	body[len(`{"jsonrpc":"2.0","id":`)] = '9'
 	assert.Equal(t, "92", string(env.id))
+}
+
+func TestParseEnvelopeDepthLimit(t *testing.T) {
+	t.Parallel()
+	// The body is level 1 and params level 2, so arguments nested n deep
+	// reach n+3 levels.
+	body := func(levels int) []byte {
+		inner := strings.Repeat(`{"a":`, levels-3) + "1" + strings.Repeat("}", levels-3)
+		return []byte(`{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"x","arguments":{"v":` + inner + `}}}`)
+	}
+	env, err := parseEnvelope(body(maxJSONDepth))
+	require.Nil(t, err)
+	assert.Equal(t, "tools/call", env.method)
+
+	env, err = parseEnvelope(body(maxJSONDepth + 1))
+	require.NotNil(t, err)
+	assert.Equal(t, CodeInvalidRequest, err.Code)
+	assert.Equal(t, "Invalid Request: JSON nesting is deeper than 128 levels", err.Message)
+	assert.Equal(t, `"deep"`, string(env.id), "the id is still echoed")
+
+	// Arrays count as much as objects, anywhere in the body.
+	_, err = parseEnvelope([]byte(`{"jsonrpc":"2.0","id":1,"method":"a","x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`))
+	require.NotNil(t, err)
+	assert.Equal(t, CodeInvalidRequest, err.Code)
+
+	// Beyond encoding/json's own limit (10000) the body is not JSON to it.
+	_, err = parseEnvelope([]byte(strings.Repeat("[", 10001) + strings.Repeat("]", 10001)))
+	require.NotNil(t, err)
+	assert.Equal(t, CodeParseError, err.Code)
+
+	// Brackets inside strings are not nesting.
+	_, err = parseEnvelope([]byte(`{"jsonrpc":"2.0","id":1,"method":"a","params":{"s":"` + strings.Repeat("[{", 300) + `"}}`))
+	assert.Nil(t, err)
+}
+
+func TestParseEnvelopeWideBodyAllocatesNothing(t *testing.T) {
+	// Not parallel: it counts allocations.
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","id":1,"method":"a"`)
+	for i := range 10000 {
+		b.WriteString(`,"m` + strconv.Itoa(i) + `":0`)
+	}
+	b.WriteString("}")
+	body := []byte(b.String())
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := parseEnvelope(body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.LessOrEqual(t, allocs, 4.0, "ten thousand unknown members are walked, not collected")
 }

@@ -2,15 +2,20 @@ package mcpmw
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
 // This file holds the small JSON scanner the request path uses instead of
 // decoding into maps or reflected structs. The body is checked once with
-// json.Valid; after that the scanner only has to find where values start and
-// end, so it can assume well-formed input. Keys are compared exactly (JSON-RPC
-// and MCP member names are case-sensitive, unlike encoding/json's matching).
+// json.Valid and utf8.Valid; after that the scanner only has to find where
+// values start and end, so it can assume well-formed input. (On invalid
+// UTF-8 it would disagree with encoding/json, which reads each bad byte of a
+// key as U+FFFD; parseEnvelope and NewArgs refuse such input.) Keys are
+// compared exactly (JSON-RPC and MCP member names are case-sensitive, unlike
+// encoding/json's matching).
 
 // member is one name/value pair of a JSON object, both as raw bytes of the
 // original document. key excludes its quotes and may contain escapes.
@@ -19,7 +24,7 @@ type member struct {
 	val []byte
 }
 
-// is reports whether the member's key equals name.
+// is reports whether the member's key, decoded, equals name.
 func (m member) is(name string) bool {
 	if bytes.IndexByte(m.key, '\\') < 0 {
 		return string(m.key) == name
@@ -44,29 +49,80 @@ func (m member) keyString() string {
 // objectMembers appends the members of the JSON object doc to dst. doc must
 // be valid JSON; ok is false when it is not an object.
 func objectMembers(doc []byte, dst []member) (_ []member, ok bool) {
-	i := skipSpace(doc, 0)
-	if i >= len(doc) || doc[i] != '{' {
+	it, ok := iterMembers(doc)
+	if !ok {
 		return dst, false
 	}
-	i = skipSpace(doc, i+1)
-	if i < len(doc) && doc[i] == '}' {
-		return dst, true
-	}
-	for i < len(doc) {
-		// doc[i] is the opening quote of a key.
-		end := stringEnd(doc, i)
-		key := doc[i+1 : end-1]
-		i = skipSpace(doc, end)
-		i = skipSpace(doc, i+1) // past ':'
-		vend := valueEnd(doc, i)
-		dst = append(dst, member{key: key, val: doc[i:vend]})
-		i = skipSpace(doc, vend)
-		if i >= len(doc) || doc[i] == '}' {
-			break
-		}
-		i = skipSpace(doc, i+1) // past ','
+	for m, more := it.next(); more; m, more = it.next() {
+		dst = append(dst, m)
 	}
 	return dst, true
+}
+
+// collectMembers returns the members of the JSON object doc, which must be
+// valid JSON; ok is false when it is not an object. A small object grows its
+// slice as usual; past 32 members the rest are counted first, so a body of a
+// million members costs one slice of the right size, not a series of ever
+// larger copies.
+func collectMembers(doc []byte) (_ []member, ok bool) {
+	it, ok := iterMembers(doc)
+	if !ok {
+		return nil, false
+	}
+	const exactAbove = 32
+	var ms []member
+	for m, more := it.next(); more; m, more = it.next() {
+		if len(ms) == exactAbove {
+			rest, n := it, 0 // it is a value: counting moves only the copy
+			for _, more := rest.next(); more; _, more = rest.next() {
+				n++
+			}
+			ms = append(make([]member, 0, exactAbove+1+n), ms...)
+		}
+		ms = append(ms, m)
+	}
+	return ms, true
+}
+
+// memberIter reads the members of a JSON object one at a time, without
+// collecting them: a body with a million members costs no memory to walk.
+type memberIter struct {
+	doc  []byte
+	i    int // the opening quote of the next key
+	done bool
+}
+
+// iterMembers starts reading the members of the JSON object doc, which must
+// be valid JSON; ok is false when it is not an object.
+func iterMembers(doc []byte) (it memberIter, ok bool) {
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '{' {
+		return memberIter{done: true}, false
+	}
+	i = skipSpace(doc, i+1)
+	return memberIter{doc: doc, i: i, done: i >= len(doc) || doc[i] == '}'}, true
+}
+
+// next returns the next member; more is false after the last one.
+func (it *memberIter) next() (m member, more bool) {
+	if it.done {
+		return member{}, false
+	}
+	doc, i := it.doc, it.i
+	end := stringEnd(doc, i)
+	m.key = doc[i+1 : end-1]
+	i = skipSpace(doc, end)
+	i = skipSpace(doc, i+1) // past ':'
+	vend := valueEnd(doc, i)
+	m.val = doc[i:vend]
+	i = skipSpace(doc, vend)
+	if i >= len(doc) || doc[i] == '}' {
+		it.done = true
+	} else if i = skipSpace(doc, i+1); i >= len(doc) { // past ','
+		it.done = true
+	}
+	it.i = i
+	return m, true
 }
 
 // lookup returns the value of the first member named name, or nil.
@@ -80,9 +136,10 @@ func lookup(members []member, name string) []byte {
 }
 
 // duplicateKey returns the first key that appears twice among members, if
-// any. Keys are compared as decoded, so "a" and "\u0061" are the same key.
-// Large objects are checked through a map, so a body of many members cannot
-// make the check quadratic.
+// any: the key of the earliest member whose key an earlier member already
+// has. Keys are compared as decoded, so "a" and "\u0061" are the same key.
+// Large objects are checked by sorting member indices, so a body of many
+// members makes the check neither quadratic nor a copy of every key.
 func duplicateKey(members []member) (string, bool) {
 	if len(members) <= 8 {
 		for i := 1; i < len(members); i++ {
@@ -94,15 +151,47 @@ func duplicateKey(members []member) (string, bool) {
 		}
 		return "", false
 	}
-	seen := make(map[string]struct{}, len(members))
-	for _, m := range members {
-		k := m.keyString()
-		if _, dup := seen[k]; dup {
-			return k, true
+	// Raw key bytes are the decoded key unless they hold an escape; only
+	// those few are decoded.
+	var decoded map[int32][]byte
+	for i, m := range members {
+		if bytes.IndexByte(m.key, '\\') >= 0 {
+			if decoded == nil {
+				decoded = make(map[int32][]byte)
+			}
+			decoded[int32(i)] = []byte(m.keyString())
 		}
-		seen[k] = struct{}{}
 	}
-	return "", false
+	key := func(i int32) []byte {
+		if k, ok := decoded[i]; ok {
+			return k
+		}
+		return members[i].key
+	}
+	idx := make([]int32, len(members))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := bytes.Compare(key(a), key(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	// In each run of equal keys, the second index is that key's first
+	// repeat; the earliest repeat overall is the answer.
+	first := int32(-1)
+	for p := 1; p < len(idx); p++ {
+		if bytes.Equal(key(idx[p-1]), key(idx[p])) && (p == 1 || !bytes.Equal(key(idx[p-2]), key(idx[p-1]))) {
+			if first < 0 || idx[p] < first {
+				first = idx[p]
+			}
+		}
+	}
+	if first < 0 {
+		return "", false
+	}
+	return members[first].keyString(), true
 }
 
 func skipSpace(doc []byte, i int) int {
@@ -163,6 +252,30 @@ func valueEnd(doc []byte, i int) int {
 		}
 		return len(doc)
 	}
+}
+
+// exceedsDepth reports whether the valid JSON document doc nests objects and
+// arrays more than limit levels deep. It does not recurse, and it reads a
+// document with few brackets (nearly every request) only through
+// bytes.Count.
+func exceedsDepth(doc []byte, limit int) bool {
+	if bytes.Count(doc, []byte{'{'})+bytes.Count(doc, []byte{'['}) <= limit {
+		return false // brackets inside strings only make this count larger
+	}
+	depth := 0
+	for i := 0; i < len(doc); i++ {
+		switch doc[i] {
+		case '"':
+			i = stringEnd(doc, i) - 1
+		case '{', '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // jsonKind classifies a raw JSON value by its first byte.

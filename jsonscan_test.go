@@ -219,3 +219,99 @@ func TestAppendStringAppends(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, `{"k":"v\u003c"`, string(appendString([]byte(`{"k":`), "v<")))
 }
+
+func TestDuplicateKeyReportsEarliestRepeat(t *testing.T) {
+	t.Parallel()
+	// Large objects take the sorting path; it must report the same key the
+	// pairwise path would: the earliest member whose key came before.
+	var b strings.Builder
+	b.WriteString(`{"z":0,"y":0,`)
+	for i := range 20 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"y":1,"z":1,"y":2}`) // y repeats first, although z sorts later and came first
+	ms, ok := objectMembers([]byte(b.String()), nil)
+	require.True(t, ok)
+	got, dup := duplicateKey(ms)
+	assert.True(t, dup)
+	assert.Equal(t, "y", got)
+	assert.Equal(t, got, refDuplicateKey(ms))
+}
+
+// refDuplicateKey is duplicateKey's definition, pairwise: the fuzz target and
+// the test above compare the sorting implementation against it.
+func refDuplicateKey(ms []member) string {
+	for i := 1; i < len(ms); i++ {
+		for j := 0; j < i; j++ {
+			if ms[i].keyString() == ms[j].keyString() {
+				return ms[i].keyString()
+			}
+		}
+	}
+	return ""
+}
+
+func TestMemberIterAndCollect(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{`{}`, ` { } `, `{"a":1}`, `{"a":[1,{"b":2}], "c" : "}" ,"d":{}}`, `[1]`, `"x"`, ``} {
+		ms, ok := objectMembers([]byte(doc), nil)
+		it, itOK := iterMembers([]byte(doc))
+		assert.Equal(t, ok, itOK, doc)
+		var walked []member
+		for m, more := it.next(); more; m, more = it.next() {
+			walked = append(walked, m)
+		}
+		assert.Equal(t, pairs(ms), pairs(walked), doc)
+		collected, collectedOK := collectMembers([]byte(doc))
+		assert.Equal(t, ok, collectedOK, doc)
+		assert.Equal(t, pairs(ms), pairs(collected), doc)
+	}
+}
+
+func TestExceedsDepth(t *testing.T) {
+	t.Parallel()
+	nest := func(n int, open, close string) string {
+		return strings.Repeat(open, n) + strings.Repeat(close, n)
+	}
+	for _, tt := range []struct {
+		name string
+		doc  string
+		want bool
+	}{
+		{name: "scalar", doc: `1`},
+		{name: "at the limit, arrays", doc: nest(8, "[", "]")},
+		{name: "over the limit, arrays", doc: nest(9, "[", "]"), want: true},
+		{name: "over the limit, objects", doc: strings.Repeat(`{"a":`, 9) + "1" + strings.Repeat("}", 9), want: true},
+		{name: "at the limit, mixed", doc: strings.Repeat(`{"a":[`, 4) + strings.Repeat("]}", 4)},
+		{name: "wide, not deep", doc: "[" + strings.Repeat("[],", 50) + "[]]"},
+		{name: "brackets in strings", doc: `["` + strings.Repeat("[{", 20) + `"]`},
+		{name: "escaped quote in string", doc: `["\"[[[[[[[[[[[[", 1]`},
+		{name: "escaped backslash ends string", doc: `["\\", ` + nest(8, "[", "]") + `]`, want: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.True(t, json.Valid([]byte(tt.doc)), tt.doc)
+			assert.Equal(t, tt.want, exceedsDepth([]byte(tt.doc), 8))
+		})
+	}
+}
+
+func TestWideObjectsAllocateOnce(t *testing.T) {
+	// Not parallel: it counts allocations. Ten thousand members must cost a
+	// fixed number of allocations, not one per member or per doubling.
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 10000 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"last":0}`)
+	doc := []byte(b.String())
+	ms, ok := objectMembers(doc, nil)
+	require.True(t, ok)
+	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { duplicateKey(ms) }), 4.0, "duplicateKey: one index slice (a few more under -race)")
+	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { NewArgs(doc) }), 12.0, "NewArgs: the Args, a few small slices, one of the right size, the duplicate check")
+	collected, ok := collectMembers(doc)
+	require.True(t, ok)
+	assert.Equal(t, len(collected), cap(collected), "the members of a wide object fill their slice exactly")
+	assert.Equal(t, pairs(ms), pairs(collected))
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the root package for a bounded time on top of
+# its checked-in corpus (testdata/fuzz/<Target>/), which plain `go test`
+# already replays. FUZZ_BUDGET is the total fuzzing time in seconds (default
+# 120, split evenly between the targets); the build and each target's corpus
+# replay come on top. A target that fails leaves its crasher in
+# testdata/fuzz/<Target>/: check it in with the fix, as a regression case.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+budget=${FUZZ_BUDGET:-120}
+targets=$(go test -list '^Fuzz' . | grep '^Fuzz' || true)
+count=$(echo "$targets" | grep -c . || true)
+if [ "$count" -eq 0 ]; then
+  echo "fuzz: no fuzz targets found"; exit 1
+fi
+per=$(( budget / count ))
+[ "$per" -ge 5 ] || per=5
+echo "fuzz: $count targets, ${per}s each"
+
+status=0
+for t in $targets; do
+  log=$(mktemp)
+  # -fuzzminimizetime keeps minimising a new input from eating the budget.
+  if go test -run '^$' -fuzz "^${t}\$" -fuzztime "${per}s" -fuzzminimizetime 2s . >"$log" 2>&1; then
+    execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 || true)
+    echo "fuzz: $t ok (${execs:-execs: ?})"
+  else
+    echo "fuzz: $t FAILED"; cat "$log"; status=1
+  fi
+  rm -f "$log"
+done
+exit $status
