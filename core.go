@@ -91,7 +91,7 @@ func decodeCursor(s string) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(string(b[len(cursorPrefix):]))
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || encodeCursor(n) != s { // only the exact form this server issues
 		return 0, false
 	}
 	return n, true

@@ -452,6 +452,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Res
 
 // finish records the audit entry, then writes the response.
 func (x *exchange) finish(resp *Response) {
+	if x.stream != nil {
+		x.stream.seal()
+	}
 	x.audit(resp)
 	x.write(resp)
 }
@@ -563,6 +566,9 @@ func (x *exchange) recoverPanic() {
 	x.h.logger.LogAttrs(x.r.Context(), slog.LevelError, "mcpmw: panic while serving a request",
 		slog.Any("panic", v), slog.String("method", x.rec.Method), slog.String("tool", x.rec.Tool), slog.String("stack", string(debug.Stack())))
 	resp := &Response{Error: &Error{Code: CodeInternalError, Message: "Internal error"}, Summary: "panic: " + capEcho(fmt.Sprint(v))}
+	if x.stream != nil {
+		x.stream.seal()
+	}
 	x.audit(resp)
 	x.write(resp)
 	if v == http.ErrAbortHandler {

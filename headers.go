@@ -96,11 +96,11 @@ func classify(req *Request, h http.Header) *Response {
 	}
 	hPresent = hPresent && hv != "" // an empty header says nothing
 	if req.Params != nil {
-		req.params, _ = objectMembers(req.Params, req.membersBuf[:0:4])
+		req.params = membersInto(req.Params, req.membersBuf[:0:4])
 	}
 	metaRaw := lookup(req.params, "_meta")
 	if kindOf(metaRaw) == kindObject {
-		req.meta, _ = objectMembers(metaRaw, req.membersBuf[4:4])
+		req.meta = membersInto(metaRaw, req.membersBuf[4:8:8])
 	}
 	// Other JSON readers take the last of two same-named members, this one
 	// the first: refuse the ambiguity rather than act on either.

@@ -125,6 +125,26 @@ func (it *memberIter) next() (m member, more bool) {
 	return m, true
 }
 
+// membersInto reads the members of the JSON object doc into buf while they
+// fit, and otherwise into one exactly sized slice (see collectMembers), so a
+// wide object costs one allocation rather than a series of regrowths. doc
+// must be valid JSON; nil means it is not an object.
+func membersInto(doc []byte, buf []member) []member {
+	it, ok := iterMembers(doc)
+	if !ok {
+		return nil
+	}
+	ms := buf[:0]
+	for m, more := it.next(); more; m, more = it.next() {
+		if len(ms) == cap(ms) {
+			all, _ := collectMembers(doc)
+			return all
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
 // lookup returns the value of the first member named name, or nil.
 func lookup(members []member, name string) []byte {
 	for _, m := range members {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -158,16 +160,46 @@ func paramMatches(typ, header string, body []byte) bool {
 		s, ok := unquote(body)
 		return ok && s == header
 	case "integer":
-		if kindOf(body) != kindNumber {
-			return false
+		hb := []byte(header)
+		if kindOf(body) != kindNumber || kindOf(hb) != kindNumber || !json.Valid(hb) {
+			return false // the header must be a JSON number, as the body is
 		}
 		b, exact, integral := parseInt(body)
-		h, hexact, hintegral := parseInt([]byte(header))
-		return exact && integral && hexact && hintegral && b == h && json.Valid([]byte(header))
+		h, hexact, hintegral := parseInt(hb)
+		if exact && hexact {
+			return integral && hintegral && b == h
+		}
+		// Beyond int64: compare exactly, for numbers of sane size.
+		return integral && hintegral && bigIntegersEqual(body, hb)
 	case "boolean":
 		return kindOf(body) == kindBool && header == string(body)
 	}
 	return false
+}
+
+// bigIntegersEqual compares two JSON numbers exactly with math/big. It
+// refuses (reports false for) numbers longer than 128 bytes or with an
+// exponent beyond ±128, which no header parameter needs and which would
+// make math/big expand huge powers of ten.
+func bigIntegersEqual(a, b []byte) bool {
+	parse := func(v []byte) *big.Rat {
+		if len(v) > 128 {
+			return nil
+		}
+		if i := bytes.IndexAny(v, "eE"); i >= 0 {
+			exp, err := strconv.Atoi(string(v[i+1:]))
+			if err != nil || exp > 128 || exp < -128 {
+				return nil
+			}
+		}
+		r, ok := new(big.Rat).SetString(string(v))
+		if !ok {
+			return nil
+		}
+		return r
+	}
+	x, y := parse(a), parse(b)
+	return x != nil && y != nil && x.IsInt() && x.Cmp(y) == 0
 }
 
 // requiredCapabilitiesData encodes the -32021 data for dotted capability

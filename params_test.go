@@ -82,6 +82,13 @@ func TestParamHeadersAtCallTime(t *testing.T) {
 		{"boolean mismatch", `{"urgent":false}`, []string{"Mcp-Param-Urgent", "true"}, -32020},
 		{"boolean spelled differently", `{"urgent":true}`, []string{"Mcp-Param-Urgent", "True"}, -32020},
 		{"wrong body type", `{"n":"42"}`, []string{"Mcp-Param-N", "42"}, -32020},
+		{"integer header null", `{"n":0}`, []string{"Mcp-Param-N", "null"}, -32020},
+		{"integer header empty", `{"n":0}`, []string{"Mcp-Param-N", ""}, -32020},
+		{"integer header true", `{"n":0}`, []string{"Mcp-Param-N", "true"}, -32020},
+		{"big equal integers", `{"n":123456789012345678901234567890}`, []string{"Mcp-Param-N", "123456789012345678901234567890"}, 0},
+		{"big integer in exponent form", `{"n":1e30}`, []string{"Mcp-Param-N", "1000000000000000000000000000000"}, 0},
+		{"big unequal integers", `{"n":123456789012345678901234567890}`, []string{"Mcp-Param-N", "123456789012345678901234567891"}, -32020},
+		{"huge exponent refused", `{"n":1e1000000}`, []string{"Mcp-Param-N", "1e1000000"}, -32020},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -114,8 +114,26 @@ func (r *Registry) Add(tools ...Tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.table()
-	next := &toolTable{byName: make(map[string]*entry, len(old.list)+len(tools)), capIdx: make(map[Capability]int)}
-	add := func(e *entry) {
+	// Entries already published are shared with running requests: they are
+	// carried over as they are (their capability indices stay valid, since
+	// the capability list only grows), never written to.
+	next := &toolTable{
+		list:   append(make([]*entry, 0, len(old.list)+len(tools)), old.list...),
+		byName: make(map[string]*entry, len(old.list)+len(tools)),
+		caps:   append([]Capability(nil), old.caps...),
+		capIdx: make(map[Capability]int, len(old.caps)+1),
+	}
+	for k, v := range old.byName {
+		next.byName[k] = v
+	}
+	for k, v := range old.capIdx {
+		next.capIdx[k] = v
+	}
+	for _, t := range tools {
+		e := prepare(t)
+		if _, dup := next.byName[t.Name]; dup {
+			panic(fmt.Sprintf("mcpmw: tool %q is registered twice", t.Name))
+		}
 		i, ok := next.capIdx[e.Capability]
 		if !ok {
 			i = len(next.caps)
@@ -125,16 +143,6 @@ func (r *Registry) Add(tools ...Tool) {
 		e.capIndex = i
 		next.list = append(next.list, e)
 		next.byName[e.Name] = e
-	}
-	for _, e := range old.list {
-		add(e)
-	}
-	for _, t := range tools {
-		e := prepare(t)
-		if _, dup := next.byName[t.Name]; dup {
-			panic(fmt.Sprintf("mcpmw: tool %q is registered twice", t.Name))
-		}
-		add(e)
 	}
 	r.tabs.Store(next)
 }

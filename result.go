@@ -1,11 +1,13 @@
 package mcpmw
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A ToolResult is what a tool returns: content blocks for the model, an
@@ -173,6 +175,9 @@ func encodeToolResult(r *ToolResult, v string, serverMeta []byte) ([]byte, error
 		var err error
 		if structured, err = json.Marshal(r.StructuredContent); err != nil {
 			return nil, fmt.Errorf("StructuredContent: %w", err)
+		}
+		if !utf8.Valid(structured) { // a json.RawMessage is passed through as is
+			structured = bytes.ToValidUTF8(structured, []byte("\uFFFD"))
 		}
 	}
 	legacy := v != LatestVersion

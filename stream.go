@@ -69,6 +69,7 @@ type stream struct {
 	token    json.RawMessage // progress token, nil when the client asked for none
 	minLevel int             // lowest LogLevel rank sent; 0 sends no log messages
 	started  bool            // the event stream headers are out
+	sealed   bool            // the answer is decided: no more notifications
 	done     bool            // the final message is out, or writing failed
 	last     float64         // last progress sent
 	sent     bool            // any progress sent
@@ -188,7 +189,7 @@ func Log(ctx context.Context, level LogLevel, logger string, data any) error {
 // needed. s.mu must be held.
 func (s *stream) sendLocked(ctx context.Context, msg []byte) error {
 	switch {
-	case s.done:
+	case s.done || s.sealed:
 		if s.err != nil {
 			return s.err
 		}
@@ -239,6 +240,15 @@ func (s *stream) finish(msg []byte) (streamed bool) {
 	}
 	s.done = true
 	return true
+}
+
+// seal refuses further notifications: the answer is decided, and what the
+// audit record says about it (status, event stream or not) must stay true.
+// Only finish writes after this.
+func (s *stream) seal() {
+	s.mu.Lock()
+	s.sealed = true
+	s.mu.Unlock()
 }
 
 // isStarted reports whether the event stream has begun.
