@@ -1,0 +1,65 @@
+package mcpmw_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+func TestBodyLimit(t *testing.T) {
+	t.Parallel()
+	h, audit, _ := newTestHandler(t, &mcpmw.Options{MaxBodyBytes: 1024})
+	big := `"name":"echo","arguments":{"message":"` + strings.Repeat("a", 2000) + `"}`
+	for _, chunked := range []bool{false, true} {
+		r := modern("1", "tools/call", big)
+		if chunked {
+			r.ContentLength = -1 // as with Transfer-Encoding: chunked
+			r.Body = io.NopCloser(strings.NewReader(strings.Repeat(" ", 10) + `{"jsonrpc":"2.0"` + strings.Repeat(" ", 2000) + "}"))
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, w.Code, "chunked=%v", chunked)
+		a := decode(t, w)
+		require.NotNil(t, a.Error)
+		assert.Contains(t, a.Error.Message, "1024 bytes")
+	}
+	require.Len(t, audit.records(), 2)
+	for _, rec := range audit.records() {
+		assert.Equal(t, 413, rec.Status)
+		assert.Equal(t, mcpmw.OutcomeError, rec.Outcome)
+	}
+}
+
+func TestMediaTypes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		contentType, accept string
+		want                int
+	}{
+		{"application/json", "", 200},
+		{"application/json; charset=utf-8", "application/json", 200},
+		{"Application/JSON", "text/event-stream", 200},
+		{"application/json", "text/html, */*;q=0.1", 200},
+		{"application/json", "application/*", 200},
+		{"application/json", "TEXT/EVENT-STREAM;q=1", 200},
+		{"text/plain", "", http.StatusUnsupportedMediaType},
+		{"application/jsonx", "", http.StatusUnsupportedMediaType},
+		{"application/json;;", "", http.StatusUnsupportedMediaType},
+		{"", "", http.StatusUnsupportedMediaType},
+		{"application/json", "text/html", http.StatusNotAcceptable},
+		{"application/json", "image/png, text/html", http.StatusNotAcceptable},
+	} {
+		h, audit, _ := newTestHandler(t, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, modern("1", "server/discover", "", "Content-Type", tt.contentType, "Accept", tt.accept))
+		assert.Equal(t, tt.want, w.Code, "%q / %q", tt.contentType, tt.accept)
+		assert.Len(t, audit.records(), 1)
+	}
+}
