@@ -410,7 +410,6 @@ func TestHandlerNotAudited(t *testing.T) {
 	}
 }
 
-
 func TestHandlerAuditorFailures(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
