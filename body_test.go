@@ -63,3 +63,35 @@ func TestMediaTypes(t *testing.T) {
 		assert.Len(t, audit.records(), 1)
 	}
 }
+
+// brokenBody fails after its first bytes, as a connection that drops mid-body.
+type brokenBody struct{ sent bool }
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if b.sent {
+		return 0, io.ErrUnexpectedEOF
+	}
+	b.sent = true
+	return copy(p, `{"jsonrpc":"2.0",`), nil
+}
+
+func (*brokenBody) Close() error { return nil }
+
+func TestBodyReadError(t *testing.T) {
+	t.Parallel()
+	for _, length := range []int64{200, -1} { // declared length, and chunked
+		h, audit, logs := newTestHandler(t, nil)
+		r := modern("1", "server/discover", "")
+		r.Body, r.ContentLength = &brokenBody{}, length
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, http.StatusBadRequest, w.Code, "length %d", length)
+		a := decode(t, w)
+		require.NotNil(t, a.Error)
+		assert.Equal(t, mcpmw.CodeInvalidRequest, a.Error.Code)
+		assert.Equal(t, "Could not read the request body", a.Error.Message)
+		require.Len(t, audit.records(), 1)
+		assert.Equal(t, mcpmw.OutcomeError, audit.records()[0].Outcome)
+		assert.Contains(t, logs.String(), "unexpected EOF", "the cause is logged, not sent")
+	}
+}
