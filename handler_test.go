@@ -36,6 +36,9 @@ func (u *user) Can(c mcpmw.Capability) bool {
 
 func (u *user) String() string { return u.name }
 
+// CallerID makes a user identifiable across requests (legacy cancellation).
+func (u *user) CallerID() string { return u.name }
+
 var (
 	reader = &user{name: "reader", caps: []mcpmw.Capability{"read"}}
 	writer = &user{name: "writer", caps: []mcpmw.Capability{"read", "write"}}

@@ -19,6 +19,19 @@ type Capability string
 //
 // A Caller that implements fmt.Stringer or slog.LogValuer controls how it
 // appears in audit records; it should never render credentials.
+//
+// A Caller may also have a method
+//
+//	CallerID() string
+//
+// returning a stable identity: the same string for every request of one
+// user (or client, or token), and a different one for anyone else. The
+// handler uses it, and only it, to decide that two requests come from the
+// same caller: a legacy notifications/cancelled cancels only calls whose
+// caller has the same non-empty CallerID. Callers are never compared with ==
+// (an application's Caller may hold maps or slices, or be a new pointer on
+// every request); a Caller without CallerID, or with an empty one, cannot
+// cancel its calls from another request.
 type Caller interface {
 	// Can reports whether the caller may see and call tools that need cap.
 	Can(cap Capability) bool

@@ -3,14 +3,20 @@ package mcpmw
 import (
 	"context"
 	"errors"
-	"reflect"
 	"sync"
 )
 
 // On the legacy revisions a client cancels a call by POSTing
 // notifications/cancelled naming the call's request id. Without sessions
 // the two requests can only be joined in this process, and only for the
-// same caller: inflight keeps the running legacy calls for that.
+// same caller, as the Caller's CallerID says: inflight keeps the running
+// legacy calls of identified callers for that.
+//
+// Callers are never compared with ==: an application's Caller may be a
+// struct holding a map or a slice in an interface field, on which ==
+// panics, and two pointers to equal sessions are one caller to the
+// application but two to ==. Only the identity the application states
+// counts, and no application code runs while inflight's lock is held.
 
 // errCancelledByClient is the cause of a call's context when the client
 // cancelled it with notifications/cancelled.
@@ -19,79 +25,102 @@ var errCancelledByClient = errors.New("mcpmw: cancelled by the client")
 // inflight indexes running legacy calls by request id.
 type inflight struct {
 	mu    sync.Mutex
-	calls map[string][]*flight
+	calls map[flightKey][]*flight
+}
+
+// flightKey joins a call and its cancellation: the same request id from the
+// same caller.
+type flightKey struct {
+	callerID  string
+	requestID string
 }
 
 type flight struct {
-	caller Caller
 	cancel context.CancelCauseFunc
 }
 
-// add registers req as running and returns its cancellable context and the
-// func that unregisters it.
+// callerID returns c's CallerID, or "" when c has none (such a caller's
+// calls cannot be cancelled by another request).
+func callerID(c Caller) string {
+	if id, ok := c.(interface{ CallerID() string }); ok {
+		return id.CallerID()
+	}
+	return ""
+}
+
+// add registers req as running, when its caller is identified, and returns
+// its cancellable context and the func that unregisters it.
 func (f *inflight) add(ctx context.Context, req *Request) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	fl := &flight{caller: req.Caller, cancel: cancel}
-	key := string(req.ID)
+	id := callerID(req.Caller)
+	if id == "" {
+		return ctx, func() { cancel(nil) }
+	}
+	key := flightKey{callerID: id, requestID: requestKey(req.ID)}
+	fl := &flight{cancel: cancel}
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.calls == nil {
-		f.calls = make(map[string][]*flight)
+		f.calls = make(map[flightKey][]*flight)
 	}
 	f.calls[key] = append(f.calls[key], fl)
-	f.mu.Unlock()
 	return ctx, func() {
-		f.mu.Lock()
-		list := f.calls[key]
-		for i, other := range list {
-			if other == fl {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
-		}
-		if len(list) == 0 {
-			delete(f.calls, key)
-		} else {
-			f.calls[key] = list
-		}
-		f.mu.Unlock()
+		f.remove(key, fl)
 		cancel(nil)
 	}
 }
 
+// remove unregisters fl.
+func (f *inflight) remove(key flightKey, fl *flight) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	list := f.calls[key]
+	for i, other := range list {
+		if other == fl {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(f.calls, key)
+	} else {
+		f.calls[key] = list
+	}
+}
+
 // cancel handles notifications/cancelled: it cancels the calls with the
-// named request id whose caller is the same as the notification's.
+// named request id whose caller has the same CallerID as the notification's.
 func (f *inflight) cancel(req *Request) *Response {
 	id := req.Param("requestId")
 	if k := kindOf(id); k != kindString && k != kindNumber {
 		return accepted("cancellation without a requestId")
 	}
-	n := 0
-	f.mu.Lock()
-	for _, fl := range f.calls[string(id)] {
-		if sameCaller(fl.caller, req.Caller) {
-			fl.cancel(errCancelledByClient)
-			n++
-		}
+	who := callerID(req.Caller)
+	if who == "" {
+		return accepted("cancellation of " + capEcho(string(id)) + ": the caller has no CallerID, so no call of its can be named")
 	}
-	f.mu.Unlock()
-	if n == 0 {
+	if n := f.cancelCalls(flightKey{callerID: who, requestID: requestKey(id)}); n == 0 {
 		return accepted("cancellation of " + capEcho(string(id)) + ": no such call running here")
 	}
 	return accepted("cancelled " + capEcho(string(id)))
 }
 
-// sameCaller reports whether a and b are the same caller: equal by
-// CallerID when both have one, otherwise by ==, when their type allows it.
-func sameCaller(a, b Caller) bool {
-	type identified interface{ CallerID() string }
-	if ia, ok := a.(identified); ok {
-		if ib, ok := b.(identified); ok {
-			return ia.CallerID() == ib.CallerID()
-		}
-		return false
+// requestKey returns the form of a JSON-RPC id that two requests naming the
+// same id share: a string by its decoded value ("a" and "\u0061" are one
+// id), a number by its text, each tagged so that "1" and 1 stay apart.
+func requestKey(id []byte) string {
+	if s, ok := unquote(id); ok {
+		return "s" + s
 	}
-	if reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
-		return false
+	return "n" + string(id)
+}
+
+// cancelCalls cancels the calls registered under key and reports how many.
+func (f *inflight) cancelCalls(key flightKey) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fl := range f.calls[key] {
+		fl.cancel(errCancelledByClient)
 	}
-	return a == b
+	return len(f.calls[key])
 }

@@ -31,6 +31,10 @@ func (s *session) Can(c mcpmw.Capability) bool { return s.caps[c] }
 // token.
 func (s *session) String() string { return s.name }
 
+// CallerID identifies the session across requests, so that a legacy client
+// can cancel its own running call with notifications/cancelled.
+func (s *session) CallerID() string { return s.name }
+
 // sessionOf narrows the library's Caller to the application's session. It is
 // the one place that knows the concrete type: the authenticator only ever
 // returns *session, so anything else is a programming error.
