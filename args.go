@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -52,18 +54,29 @@ func NewArgs(raw []byte) *Args {
 		return a
 	}
 	// The accessors read the first of two same-named members and Decode
-	// the last; refusing duplicates keeps every reader on the same value.
-	if name, dup := duplicateKey(a.members); dup {
-		a.err = &ArgError{Field: name, Problem: "appears more than once"}
+	// the last; refusing duplicates, at every depth, keeps every reader on
+	// the same value. (The handler has refused them already; this is for
+	// Args built by hand.)
+	if ptr, dup := duplicatePointer(raw); dup {
+		a.err = &ArgError{Field: argField(ptr), Problem: "appears more than once"}
 	}
 	return a
+}
+
+// argField names the argument at JSON pointer ptr in an ArgError: a
+// top-level argument by its name, a nested member by its pointer.
+func argField(ptr string) string {
+	if strings.LastIndexByte(ptr, '/') == 0 && !strings.Contains(ptr, "~") {
+		return ptr[1:]
+	}
+	return ptr
 }
 
 // An ArgError reports an argument that is missing or of the wrong type or
 // form. A tool that returns one gets an isError result whose text names the
 // field, so the model can correct its call.
 type ArgError struct {
-	Field   string // the argument's name ("" for the arguments as a whole)
+	Field   string // the argument's name, a JSON pointer such as "/order/id" for a nested member, "" for the arguments as a whole
 	Problem string // e.g. "is required", "must be a string, not a number"
 }
 
@@ -89,8 +102,20 @@ func (a *Args) Has(name string) bool {
 // Decode unmarshals the whole arguments object into v with encoding/json, for
 // tools that prefer a struct. A type mismatch becomes an *ArgError naming the
 // field; the error is also kept for Err.
+//
+// Member names match struct fields exactly, unlike plain encoding/json,
+// which also fills a field tagged "region" from "Region" or "REGION": such
+// a member is an *ArgError. So Decode reads exactly the members that the
+// accessors, the handler's Mcp-Param-* check and any gateway read, and a
+// client cannot slip a second spelling past them.
 func (a *Args) Decode(v any) error {
 	if a.err != nil {
+		return a.err
+	}
+	if t := reflect.TypeOf(v); t == nil || t.Kind() != reflect.Pointer {
+		// json.Unmarshal reports this, as the tool's bug below.
+	} else if ptr, want, folded := foldedField(a.raw, t); folded {
+		a.fail(argField(ptr), "is not an argument name: names are case-sensitive (the tool reads "+strconv.Quote(want)+")")
 		return a.err
 	}
 	if err := json.Unmarshal(a.raw, v); err != nil {

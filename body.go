@@ -11,9 +11,19 @@ import (
 
 // Reading the request: its media types and its body, within the limit.
 
-// checkMediaTypes requires a JSON body and an Accept header, if any, that
-// allows JSON or an event stream.
+// checkMediaTypes requires an uncompressed JSON body and an Accept header,
+// if any, that allows JSON or an event stream.
 func checkMediaTypes(r *http.Request) *Response {
+	for _, ce := range r.Header.Values("Content-Encoding") {
+		for _, coding := range strings.Split(ce, ",") {
+			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+				// RFC 9110 §15.5.16: 415 for an unsupported content coding,
+				// with Accept-Encoding saying what is accepted.
+				return &Response{Status: http.StatusUnsupportedMediaType, Header: http.Header{"Accept-Encoding": {"identity"}},
+					Error: &Error{Code: CodeInvalidRequest, Message: "Unsupported Media Type: send the body uncompressed (Content-Encoding " + quoteEcho(c) + " is not accepted)"}}
+			}
+		}
+	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "application/json" {
 		// the common case, without parsing

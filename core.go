@@ -118,14 +118,17 @@ func (c *core) callTool(ctx context.Context, req *Request) *Response {
 		resp.Tool = capEcho(name)
 		return resp
 	}
-	if len(e.headers) > 0 && !req.Legacy() {
-		if resp := checkParamHeaders(e.headers, args, req.Header); resp != nil {
+	// The gate comes before anything that depends on the tool: a caller
+	// that may not use it learns nothing about it (its arguments, its
+	// headers, what it needs of the client) beyond the 403.
+	if !req.Caller.Can(e.Capability) {
+		return denied(e)
+	}
+	if len(e.headers) > 0 {
+		if resp := checkParamHeaders(e.headers, args, req.Header, !req.Legacy()); resp != nil {
 			resp.Tool = e.Name
 			return resp
 		}
-	}
-	if !req.Caller.Can(e.Capability) {
-		return denied(e)
 	}
 	if e.requiredData != nil && !req.Legacy() {
 		for _, capability := range e.ClientCapabilities {

@@ -42,6 +42,11 @@ func (f DispatcherFunc) Dispatch(ctx context.Context, req *Request) *Response { 
 // A Request is one JSON-RPC request or notification, validated for its
 // protocol revision, as a Dispatcher sees it. Its byte slices alias the
 // request body: treat them as read-only and copy what must outlive the call.
+//
+// A middleware may rewrite a request by replacing Params (never by changing
+// its bytes in place) before calling the next Dispatcher: everything after
+// it, the tool included, reads the new value. Version, Caller and the
+// client's declarations were decided from the original request and stay.
 type Request struct {
 	ID      json.RawMessage // exactly as sent; nil for a notification
 	Method  string
@@ -58,23 +63,74 @@ type Request struct {
 	// declared; use them for display and logs, never for decisions.
 	ClientName, ClientVersion string
 
-	params []member // top-level members of Params
-	meta   []member // members of params._meta
-
-	name     string // params.name, decoded once (see toolName)
-	nameDone bool
-	nameOK   bool
-
-	membersBuf [8]member // backing store for params and meta, saving two allocations
+	parsed parsedParams // the handler's reading of Params, while Params is unchanged
 }
 
-// toolName returns params.name when it is a string, decoding it once.
-func (r *Request) toolName() (string, bool) {
-	if !r.nameDone {
-		r.name, r.nameOK = unquote(lookup(r.params, "name"))
-		r.nameDone = true
+// parsedParams is the handler's one reading of a request's params, made
+// when it parsed the body, so that the request path looks members up
+// without scanning again. It belongs to the exact Params slice it was read
+// from: when Params is replaced (by a middleware, or in a Request built by
+// hand), the Request's methods read the new Params instead, so nothing ever
+// acts on a value the request no longer holds.
+type parsedParams struct {
+	of     []byte   // the Params this reading is of; nil when there is none
+	params []member // top-level members of of
+	meta   []member // members of of._meta
+	name   string   // params.name decoded, when nameOK
+	nameOK bool
+	buf    [8]member // backing store for params and meta, saving two allocations
+}
+
+// read sets p to the members of params, a JSON object that parseEnvelope
+// has already validated.
+func (p *parsedParams) read(params []byte) {
+	*p = parsedParams{of: params}
+	if params == nil {
+		return
 	}
-	return r.name, r.nameOK
+	p.params = membersInto(params, p.buf[:0:4])
+	if metaRaw := lookup(p.params, "_meta"); kindOf(metaRaw) == kindObject {
+		p.meta = membersInto(metaRaw, p.buf[4:8:8])
+	}
+	p.name, p.nameOK = unquote(lookup(p.params, "name"))
+}
+
+// current reports whether p is a reading of params.
+func (p *parsedParams) current(params []byte) bool {
+	return len(p.of) == len(params) && (len(params) == 0 || &p.of[0] == &params[0]) && (p.of == nil) == (params == nil)
+}
+
+// param returns the raw value of the named top-level member of r.Params.
+func (r *Request) param(name string) []byte {
+	if r.parsed.current(r.Params) {
+		return lookup(r.parsed.params, name)
+	}
+	return scanMember(r.Params, name)
+}
+
+// metaParam returns the raw value of the named member of params._meta.
+func (r *Request) metaParam(name string) []byte {
+	if r.parsed.current(r.Params) {
+		return lookup(r.parsed.meta, name)
+	}
+	return scanMember(scanMember(r.Params, "_meta"), name)
+}
+
+// scanMember returns the value of the first member named name of the JSON
+// object doc, or nil when doc is not a valid JSON object or has no such
+// member. It checks doc first: a Params set by a middleware or by hand has
+// not been through the parser.
+func scanMember(doc []byte, name string) []byte {
+	if !json.Valid(doc) {
+		return nil
+	}
+	it, _ := iterMembers(doc) // not an object: it has no members
+	for m, more := it.next(); more; m, more = it.next() {
+		if m.is(name) {
+			return m.val
+		}
+	}
+	return nil
 }
 
 // IsNotification reports whether the request has no id and so gets no answer.
@@ -84,19 +140,19 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // 2026-07-28 (that is, one negotiated through initialize).
 func (r *Request) Legacy() bool { return r.Version != LatestVersion }
 
-// Param returns the raw value of the named top-level member of params, or
-// nil when it is absent.
+// Param returns the raw value of the named top-level member of Params, or
+// nil when it is absent (or Params is not a JSON object).
 func (r *Request) Param(name string) json.RawMessage {
-	return json.RawMessage(lookup(r.params, name))
+	return json.RawMessage(r.param(name))
 }
 
-// StringParam returns the named top-level member of params when it is a
+// StringParam returns the named top-level member of Params when it is a
 // string; ok is false when it is absent or of another type.
 func (r *Request) StringParam(name string) (s string, ok bool) {
-	if name == "name" {
-		return r.toolName()
+	if name == "name" && r.parsed.current(r.Params) {
+		return r.parsed.name, r.parsed.nameOK
 	}
-	return unquote(lookup(r.params, name))
+	return unquote(r.param(name))
 }
 
 // A Response is what a Dispatcher returns: a result or an error, plus the

@@ -208,3 +208,86 @@ func TestRequestAccessors(t *testing.T) {
 	assert.Equal(t, reader, got.Caller)
 	assert.Nil(t, mcpmw.CallerFrom(context.Background()))
 }
+
+// A middleware that rewrites Params takes effect: the core and the tool
+// read what the request holds when they read it, not what was parsed
+// before the middleware ran.
+func TestMiddlewareRewritingParamsTakesEffect(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(testTools()...)
+	forceMessage := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			if req.Method == "tools/call" {
+				r := *req
+				r.Params = json.RawMessage(`{"name":"echo","arguments":{"message":"sanitised"}}`)
+				return next.Dispatch(ctx, &r)
+			}
+			return next.Dispatch(ctx, req)
+		})
+	}
+	a := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{forceMessage}})
+	for _, r := range []*http.Request{
+		modern("1", "tools/call", `"name":"echo","arguments":{"message":"raw"}`),
+		legacy("2025-11-25", "1", "tools/call", `"name":"echo","arguments":{"message":"raw"}`),
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, 200, w.Code, w.Body.String())
+		assert.Contains(t, w.Body.String(), `"text":"sanitised"`)
+		assert.NotContains(t, w.Body.String(), "raw")
+	}
+
+	// A rewrite to another tool is gated like any call.
+	toWrite := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			r := *req
+			r.Params = json.RawMessage(`{"name":"write_it"}`)
+			return next.Dispatch(ctx, &r)
+		})
+	}
+	h = mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{toWrite}})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "tools/call", `"name":"echo","arguments":{"message":"raw"}`))
+	assert.Equal(t, 403, w.Code)
+
+	// A rewrite to params that are not a JSON object reads as no params.
+	broken := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			r := *req
+			r.Params = json.RawMessage(`{"name":"echo",`)
+			return next.Dispatch(ctx, &r)
+		})
+	}
+	h = mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{broken}})
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "tools/call", `"name":"echo","arguments":{"message":"raw"}`))
+	assert.Equal(t, 200, w.Code)
+	assert.Contains(t, w.Body.String(), "tools/call needs params.name")
+}
+
+// A Request built by hand answers its accessors from its Params, as a
+// parsed one does.
+func TestHandBuiltRequestReadsItsParams(t *testing.T) {
+	t.Parallel()
+	params := json.RawMessage(` {"name":"n\u0061me","cursor":"c","n":1,"_meta":{"progressToken":7}}`)
+	r := &mcpmw.Request{ID: json.RawMessage(`1`), Method: "tools/call", Params: params, Version: mcpmw.LatestVersion, Caller: reader}
+	name, ok := r.StringParam("name")
+	assert.True(t, ok)
+	assert.Equal(t, "name", name)
+	s, ok := r.StringParam("cursor")
+	assert.True(t, ok)
+	assert.Equal(t, "c", s)
+	_, ok = r.StringParam("n")
+	assert.False(t, ok)
+	assert.Equal(t, `1`, string(r.Param("n")))
+	assert.JSONEq(t, `{"progressToken":7}`, string(r.Param("_meta")))
+	assert.Nil(t, r.Param("missing"))
+	for _, bad := range []string{``, `[1]`, `{"name":`, `"name"`} {
+		r.Params = json.RawMessage(bad)
+		assert.Nil(t, r.Param("name"), "%q", bad)
+		_, ok := r.StringParam("name")
+		assert.False(t, ok)
+	}
+}

@@ -50,7 +50,8 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC object"}
 	}
 	var version, id, method, params, result, errv []byte
-	var dup string // the first known member that appears twice
+	var dup string    // the first known member that appears twice
+	var folded string // the first member that is a known one but for case
 	idTwice := false
 	for m, more := it.next(); more; m, more = it.next() {
 		var slot *[]byte
@@ -68,7 +69,14 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 		case m.is("error"):
 			slot = &errv
 		default:
-			continue // unknown members are ignored, as JSON-RPC allows
+			// Unknown members are ignored, as JSON-RPC allows, but not one
+			// that Go decoders would read as a known member by folding case
+			// ("ID" makes a request of what this reader sees as a
+			// notification).
+			if name, ok := foldedRPCMember(m.key); ok && folded == "" {
+				folded = name
+			}
+			continue
 		}
 		switch {
 		case *slot == nil:
@@ -87,6 +95,12 @@ func parseEnvelope(body []byte) (envelope, *Error) {
 			env.id = json.RawMessage(id)
 		}
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member \"" + dup + "\" appears twice"}
+	}
+	if folded != "" {
+		if k := kindOf(id); k == kindString || k == kindNumber {
+			env.id = json.RawMessage(id)
+		}
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a member is spelled like \"" + folded + "\" in another case; JSON-RPC member names are case-sensitive"}
 	}
 	switch kindOf(id) {
 	case kindNone:

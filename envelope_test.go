@@ -9,6 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// folded is the refusal of a member spelled like name in another case.
+func folded(name string) string {
+	return `Invalid Request: a member is spelled like "` + name + `" in another case; JSON-RPC member names are case-sensitive`
+}
+
 func TestParseEnvelope(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -47,7 +52,16 @@ func TestParseEnvelope(t *testing.T) {
 		{name: "jsonrpc number", body: `{"jsonrpc":2.0,"id":"a","method":"ping"}`, code: CodeInvalidRequest, id: `"a"`, msg: `Invalid Request: "jsonrpc" must be "2.0"`},
 		{name: "jsonrpc padded", body: `{"jsonrpc":" 2.0","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", msg: `Invalid Request: "jsonrpc" must be "2.0"`},
 		{name: "jsonrpc null", body: `{"jsonrpc":null,"id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", msg: `Invalid Request: "jsonrpc" must be "2.0"`},
-		{name: "Jsonrpc wrong case", body: `{"Jsonrpc":"2.0","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", msg: `Invalid Request: "jsonrpc" must be "2.0"`},
+		{name: "Jsonrpc wrong case", body: `{"Jsonrpc":"2.0","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", msg: folded("jsonrpc")},
+		// Go decoders read these as the members this reader does not see:
+		// "ID" would make a request of what reads here as a notification.
+		{name: "ID in upper case", body: `{"jsonrpc":"2.0","ID":1,"method":"tools/call"}`, code: CodeInvalidRequest, msg: folded("id")},
+		{name: "Id beside id", body: `{"jsonrpc":"2.0","id":1,"Id":2,"method":"a"}`, code: CodeInvalidRequest, id: "1", msg: folded("id")},
+		{name: "Method beside method", body: `{"jsonrpc":"2.0","id":1,"method":"a","Method":"b"}`, code: CodeInvalidRequest, id: "1", msg: folded("method")},
+		{name: "PARAMS", body: `{"jsonrpc":"2.0","id":"x","method":"a","PARAMS":{}}`, code: CodeInvalidRequest, id: `"x"`, msg: folded("params")},
+		{name: "result with an escape", body: `{"jsonrpc":"2.0","id":1,"r\u0045sult":{}}`, code: CodeInvalidRequest, id: "1", msg: folded("result")},
+		{name: "error with a long s", body: `{"jſonrpc":"2.0","id":1,"method":"a"}`, code: CodeInvalidRequest, id: "1", msg: folded("jsonrpc")},
+		{name: "ıd is not id", body: `{"jsonrpc":"2.0","ıd":1,"method":"a"}`, method: "a"}, // dotless i folds to nothing ASCII
 		{name: "id null", body: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, code: CodeInvalidRequest,
 			msg: "Invalid Request: id must not be null; omit it for a notification"},
 		{name: "id object", body: `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, code: CodeInvalidRequest,

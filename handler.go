@@ -293,6 +293,7 @@ func (x *exchange) serve() *Response {
 
 	x.reqv = Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: r.Header}
 	req := &x.reqv
+	req.parsed.read(req.Params)
 	x.req = req
 	resp = classify(req, r.Header)
 	x.rec.ProtocolVersion = req.Version
@@ -335,14 +336,14 @@ func (x *exchange) serve() *Response {
 // is written until a tool sends the first notification.
 func (x *exchange) openStream(req *Request) {
 	var token json.RawMessage
-	if t := lookup(req.meta, "progressToken"); kindOf(t) == kindString || kindOf(t) == kindNumber {
+	if t := req.metaParam("progressToken"); kindOf(t) == kindString || kindOf(t) == kindNumber {
 		token = json.RawMessage(t)
 	}
 	minLevel := 0
 	if x.h.logLevel != "" {
 		if req.Legacy() {
 			minLevel = x.h.logLevel.rank()
-		} else if lv, ok := unquote(lookup(req.meta, metaLogLevel)); ok {
+		} else if lv, ok := unquote(req.metaParam(metaLogLevel)); ok {
 			minLevel = LogLevel(lv).rank()
 		}
 	}

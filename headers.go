@@ -73,7 +73,8 @@ func invalidMeta(msg string) *Response {
 	return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidParams, Message: "Invalid params: " + msg}}
 }
 
-// unsupportedVersion is the 400 -32022 answer naming what is served.
+// unsupportedVersion is the 400 -32022 answer naming what is served and,
+// capped like every echo of a client value, what was asked for.
 func unsupportedVersion(requested, msg string) *Response {
 	return &Response{Status: http.StatusBadRequest, Error: &Error{
 		Code:    CodeUnsupportedProtocolVersion,
@@ -81,7 +82,7 @@ func unsupportedVersion(requested, msg string) *Response {
 		Data: struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
-		}{supportedVersions, requested},
+		}{supportedVersions, capEcho(requested)},
 	}}
 }
 
@@ -95,26 +96,45 @@ func classify(req *Request, h http.Header) *Response {
 		return headerError("MCP-Protocol-Version " + herr.Error())
 	}
 	hPresent = hPresent && hv != "" // an empty header says nothing
-	if req.Params != nil {
-		req.params = membersInto(req.Params, req.membersBuf[:0:4])
+	if resp := checkKeys(req); resp != nil {
+		return resp
 	}
-	metaRaw := lookup(req.params, "_meta")
-	if kindOf(metaRaw) == kindObject {
-		req.meta = membersInto(metaRaw, req.membersBuf[4:8:8])
+	metaRaw := req.param("_meta")
+	mRaw := req.metaParam(metaProtocolVersion)
+	var resp *Response
+	if mRaw != nil || (hPresent && !isLegacyVersion(hv)) {
+		resp = classifyModern(req, h, hv, hPresent, metaRaw, mRaw)
+	} else {
+		resp = classifyLegacy(req, hv, hPresent)
 	}
-	// Other JSON readers take the last of two same-named members, this one
-	// the first: refuse the ambiguity rather than act on either.
-	for _, ms := range [...][]member{req.params, req.meta} {
-		if name, dup := duplicateKey(ms); dup {
+	if resp == nil && (req.Legacy() || req.IsNotification()) {
+		// 2026-07-28 requests must carry the routing headers and were
+		// checked above. Elsewhere they are optional, but a gateway may
+		// still route or police by them: when sent, they must match too,
+		// or a downgrade would show the gateway one call and run another.
+		resp = checkRouting(req, h, false)
+	}
+	return resp
+}
+
+// checkKeys refuses params whose readers could disagree (see keys.go): a
+// key repeated in any object, or two protocol members differing only in
+// case.
+func checkKeys(req *Request) *Response {
+	if req.Params == nil {
+		return nil
+	}
+	if ptr, dup := duplicatePointer(req.Params); dup {
+		return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidParams,
+			Message: "Invalid params: member " + quoteEcho(ptr) + " appears more than once (a JSON pointer into params); send each member once"}}
+	}
+	for _, ms := range [...][]member{req.parsed.params, req.parsed.meta} {
+		if a, b, twins := caseTwins(ms); twins {
 			return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidParams,
-				Message: "Invalid params: member " + quoteEcho(name) + " appears more than once"}}
+				Message: "Invalid params: members " + quoteEcho(a) + " and " + quoteEcho(b) + " differ only in case; member names are case-sensitive, send one"}}
 		}
 	}
-	mRaw := lookup(req.meta, metaProtocolVersion)
-	if mRaw != nil || (hPresent && !isLegacyVersion(hv)) {
-		return classifyModern(req, h, hv, hPresent, metaRaw, mRaw)
-	}
-	return classifyLegacy(req, hv, hPresent)
+	return nil
 }
 
 func classifyModern(req *Request, h http.Header, hv string, hPresent bool, metaRaw, mRaw []byte) *Response {
@@ -133,11 +153,11 @@ func classifyModern(req *Request, h http.Header, hv string, hPresent bool, metaR
 	case kindOf(mRaw) != kindString:
 		return invalidMeta("_meta is missing " + metaProtocolVersion + " (a string)")
 	}
-	caps := lookup(req.meta, metaClientCapabilities)
+	caps := req.metaParam(metaClientCapabilities)
 	if kindOf(caps) != kindObject {
 		return invalidMeta("_meta is missing " + metaClientCapabilities + " (an object; {} declares none)")
 	}
-	if lv := lookup(req.meta, metaLogLevel); lv != nil {
+	if lv := req.metaParam(metaLogLevel); lv != nil {
 		if s, _ := unquote(lv); !validLogLevel(s) {
 			return invalidMeta(metaLogLevel + " must be one of debug, info, notice, warning, error, critical, alert, emergency")
 		}
@@ -153,23 +173,25 @@ func classifyModern(req *Request, h http.Header, hv string, hPresent bool, metaR
 		}
 		return unsupportedVersion(m, msg)
 	}
-	if resp := checkRouting(req, h); resp != nil {
+	if resp := checkRouting(req, h, true); resp != nil {
 		return resp
 	}
 	req.ClientCapabilities = caps
-	req.ClientName, req.ClientVersion = clientInfo(lookup(req.meta, metaClientInfo))
+	req.ClientName, req.ClientVersion = clientInfo(req.metaParam(metaClientInfo))
 	return nil
 }
 
-// checkRouting compares Mcp-Method and Mcp-Name with the body.
-func checkRouting(req *Request, h http.Header) *Response {
+// checkRouting compares Mcp-Method and Mcp-Name with the body. When
+// required is false (legacy revisions, notifications), an absent header is
+// fine; one that is sent must still match.
+func checkRouting(req *Request, h http.Header, required bool) *Response {
 	mv, present, err := singleHeader(h, headerMethod)
 	switch {
 	case err != nil:
 		return headerError("Mcp-Method " + err.Error())
-	case !present:
+	case !present && required:
 		return headerError("the Mcp-Method header is required and must equal the body's method " + quoteEcho(req.Method))
-	case mv != req.Method:
+	case present && mv != req.Method:
 		return headerError("Mcp-Method header value " + quoteEcho(mv) + " does not match body method " + quoteEcho(req.Method))
 	}
 	var field string
@@ -187,7 +209,7 @@ func checkRouting(req *Request, h http.Header) *Response {
 	}
 	body, bodyOK := req.StringParam(field)
 	if !present {
-		if !bodyOK {
+		if !bodyOK || !required {
 			return nil // the method's own handler reports the missing param
 		}
 		return headerError("the Mcp-Name header is required and must equal params." + field + " " + quoteEcho(body))
@@ -211,7 +233,7 @@ func classifyLegacy(req *Request, hv string, hPresent bool) *Response {
 		}
 		req.Version = v
 		req.ClientCapabilities = req.Param("capabilities")
-		req.ClientName, req.ClientVersion = clientInfo(lookup(req.params, "clientInfo"))
+		req.ClientName, req.ClientVersion = clientInfo(req.param("clientInfo"))
 		return nil
 	case req.IsNotification():
 		req.Version = Version20251125

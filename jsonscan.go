@@ -158,37 +158,52 @@ func lookup(members []member, name string) []byte {
 // duplicateKey returns the first key that appears twice among members, if
 // any: the key of the earliest member whose key an earlier member already
 // has. Keys are compared as decoded, so "a" and "\u0061" are the same key.
-// Large objects are checked by sorting member indices, so a body of many
-// members makes the check neither quadratic nor a copy of every key.
 func duplicateKey(members []member) (string, bool) {
-	if len(members) <= 8 {
-		for i := 1; i < len(members); i++ {
+	i, dup := duplicateIndex(len(members), func(i int) []byte { return members[i].key })
+	if !dup {
+		return "", false
+	}
+	return members[i].keyString(), true
+}
+
+// duplicateIndex returns the index of the earliest of n raw keys (as in the
+// document, without quotes) that an earlier key equals once decoded. Large
+// sets are checked by sorting indices, so many keys make the check neither
+// quadratic nor a copy of every key.
+func duplicateIndex(n int, rawKey func(i int) []byte) (int, bool) {
+	if n <= 8 {
+		for i := 1; i < n; i++ {
 			for j := 0; j < i; j++ {
-				if bytes.Equal(members[i].key, members[j].key) || members[i].keyString() == members[j].keyString() {
-					return members[i].keyString(), true
+				ki, kj := rawKey(i), rawKey(j)
+				if bytes.Equal(ki, kj) {
+					return i, true
+				}
+				escaped := bytes.IndexByte(ki, '\\') >= 0 || bytes.IndexByte(kj, '\\') >= 0
+				if escaped && (member{key: ki}).keyString() == (member{key: kj}).keyString() {
+					return i, true
 				}
 			}
 		}
-		return "", false
+		return 0, false
 	}
 	// Raw key bytes are the decoded key unless they hold an escape; only
 	// those few are decoded.
 	var decoded map[int32][]byte
-	for i, m := range members {
-		if bytes.IndexByte(m.key, '\\') >= 0 {
+	for i := range n {
+		if k := rawKey(i); bytes.IndexByte(k, '\\') >= 0 {
 			if decoded == nil {
 				decoded = make(map[int32][]byte)
 			}
-			decoded[int32(i)] = []byte(m.keyString())
+			decoded[int32(i)] = []byte(member{key: k}.keyString())
 		}
 	}
 	key := func(i int32) []byte {
 		if k, ok := decoded[i]; ok {
 			return k
 		}
-		return members[i].key
+		return rawKey(int(i))
 	}
-	idx := make([]int32, len(members))
+	idx := make([]int32, n)
 	for i := range idx {
 		idx[i] = int32(i)
 	}
@@ -209,9 +224,9 @@ func duplicateKey(members []member) (string, bool) {
 		}
 	}
 	if first < 0 {
-		return "", false
+		return 0, false
 	}
-	return members[first].keyString(), true
+	return int(first), true
 }
 
 func skipSpace(doc []byte, i int) int {

@@ -367,6 +367,7 @@ func (c *loadClient) do(k loadKind, n int) (outcomeRow, bool, error) {
 	case "notification":
 		body = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 		hdr["MCP-Protocol-Version"] = "2025-11-25"
+		hdr["Mcp-Method"] = "notifications/initialized" // a routing header that is sent must match
 		expect = func(st int, _ http.Header, a *loadAnswer) error {
 			if st != 202 || !a.empty {
 				return fmt.Errorf("got %d, empty body %v", st, a.empty)

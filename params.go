@@ -114,9 +114,15 @@ func isToken(s string) bool {
 }
 
 // checkParamHeaders compares each Mcp-Param-* header of a tools/call with
-// the argument it mirrors. A header must be present exactly when the
-// argument is present and not null, and carry the same value.
-func checkParamHeaders(params []headerParam, args []byte, h http.Header) *Response {
+// the argument it mirrors. A header that is sent must carry the argument's
+// value, and the argument must be present and not null. When required (on
+// 2026-07-28, where clients must mirror), a header must also be present
+// whenever its argument is; the legacy revisions do not know the headers,
+// but one sent anyway is still checked, so that no gateway acting on it is
+// shown a value the tool does not get. args is a valid JSON object whose
+// keys are unique at every depth (checkKeys), so each value read here is
+// the one every other reader reads.
+func checkParamHeaders(params []headerParam, args []byte, h http.Header, required bool) *Response {
 	var ms []member
 	for _, p := range params {
 		val := args
@@ -134,7 +140,7 @@ func checkParamHeaders(params []headerParam, args []byte, h http.Header) *Respon
 		switch {
 		case len(vals) > 1:
 			return headerError(p.header + " appears more than once")
-		case len(vals) == 0 && bodyPresent:
+		case len(vals) == 0 && bodyPresent && required:
 			return headerError(p.header + " header is missing but " + where + " is present")
 		case len(vals) == 0:
 			continue

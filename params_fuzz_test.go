@@ -58,7 +58,7 @@ func FuzzParamHeaders(f *testing.F) {
 				h[name] = []string{values[name]}
 			}
 		}
-		resp := checkParamHeaders(params, args, h)
+		resp := checkParamHeaders(params, args, h, true)
 		if resp != nil && (resp.Status != http.StatusBadRequest || resp.Error.Code != CodeHeaderMismatch || len(resp.Error.Message) > 1024) {
 			t.Fatalf("refusal %+v", resp)
 		}

@@ -1,6 +1,7 @@
 package mcpmw_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -111,10 +112,156 @@ func TestParamHeadersAtCallTime(t *testing.T) {
 		})
 	}
 
-	// The legacy revisions have no custom headers.
+	// The legacy revisions do not require the headers.
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/call", `"name":"ticket","arguments":{"project":"PAY"}`))
 	assert.Equal(t, 200, w.Code)
+}
+
+// A gateway that routes or polices by Mcp-* headers must not be bypassed by
+// a downgrade: on the legacy revisions the headers are optional, but one
+// that is sent must match the body, as on 2026-07-28.
+func TestRoutingHeadersCheckedOnEveryRevision(t *testing.T) {
+	t.Parallel()
+	ran := make(chan string, 16)
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Capability: "read",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`),
+		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+			ran <- args.OptString("region", "")
+			return mcpmw.Text("routed"), nil
+		}})
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	call := `"name":"route","arguments":{"region":"eu"}`
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		for _, tt := range []struct {
+			name string
+			hdr  []string
+			code int // 0: served
+		}{
+			{"the review's downgrade", []string{"Mcp-Method", "tools/list", "Mcp-Name", "echo", "Mcp-Param-Region", "us"}, -32020},
+			{"method mismatch alone", []string{"Mcp-Method", "tools/list"}, -32020},
+			{"method in another case", []string{"Mcp-Method", "TOOLS/CALL"}, -32020},
+			{"name mismatch alone", []string{"Mcp-Name", "echo"}, -32020},
+			{"param mismatch alone", []string{"Mcp-Param-Region", "us"}, -32020},
+			{"param header for an absent argument", []string{"Mcp-Param-Region", "eu"}, 0},
+			{"all matching", []string{"Mcp-Method", "tools/call", "Mcp-Name", "route", "Mcp-Param-Region", "eu"}, 0},
+			{"none sent", nil, 0},
+		} {
+			t.Run(v+"/"+tt.name, func(t *testing.T) {
+				body := call
+				if tt.name == "param header for an absent argument" {
+					body = `"name":"route","arguments":{}`
+					tt.code = -32020
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, legacy(v, "1", "tools/call", body, tt.hdr...))
+				a := decode(t, w)
+				if tt.code == 0 {
+					require.Equal(t, 200, w.Code, w.Body.String())
+					assert.Nil(t, a.Error)
+					assert.Equal(t, "eu", <-ran)
+					return
+				}
+				assert.Equal(t, 400, w.Code, w.Body.String())
+				require.NotNil(t, a.Error)
+				assert.Equal(t, tt.code, a.Error.Code)
+				select {
+				case got := <-ran:
+					t.Fatalf("the tool ran with region %q", got)
+				default:
+				}
+			})
+		}
+	}
+	// A legacy notification that names another method is refused too.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		"MCP-Protocol-Version", "2025-11-25", "Mcp-Method", "tools/call"))
+	assert.Equal(t, 400, w.Code)
+}
+
+// The capability gate comes before anything that depends on the tool: a
+// caller that may not use it gets 403, never a 400 naming its arguments.
+func TestDeniedCallerLearnsNothingFromParamHeaders(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "secret", Description: "d", Capability: "write", Call: noop, ClientCapabilities: []string{"sampling"},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"account":{"type":"string","x-mcp-header":"Account"}}}`)})
+	a := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, a, nil)
+	for _, r := range []*http.Request{
+		modern("1", "tools/call", `"name":"secret","arguments":{"account":"a1"}`), // header missing
+		modern("1", "tools/call", `"name":"secret","arguments":{}`, "Mcp-Param-Account", "a1"),
+		legacy("2025-11-25", "1", "tools/call", `"name":"secret","arguments":{"account":"a1"}`, "Mcp-Param-Account", "zz"),
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, 403, w.Code, w.Body.String())
+		assert.NotContains(t, w.Body.String(), "ccount")
+		assert.NotContains(t, w.Body.String(), "sampling")
+	}
+	for _, rec := range a.records() {
+		assert.Equal(t, mcpmw.OutcomeDenied, rec.Outcome)
+	}
+}
+
+// The Mcp-Param-* check, Args' accessors, Args.Decode into a map and into a
+// struct read one value or the call is refused: a second spelling of a key
+// (another case, or a repeat at any depth) cannot show the check one value
+// and the tool another.
+func TestParamHeaderAndToolReadTheSameValue(t *testing.T) {
+	t.Parallel()
+	type input struct {
+		Region string `json:"region"`
+		O      struct {
+			Team string `json:"team"`
+		} `json:"o"`
+	}
+	got := make(chan string, 4)
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Capability: "read",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"o":{"type":"object","properties":{"team":{"type":"string","x-mcp-header":"Team"}}}}}`),
+		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+			var in input
+			if err := args.Decode(&in); err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			got <- in.Region + "/" + in.O.Team
+			return mcpmw.Text("ok"), nil
+		}})
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	for _, tt := range []struct {
+		name, args, wantErr string
+		hdr                 []string
+		status              int
+	}{
+		{name: "case twin at the top", args: `{"region":"us","Region":"eu"}`, hdr: []string{"Mcp-Param-Region", "us"},
+			status: 200, wantErr: `argument \"Region\" is not an argument name`},
+		{name: "lone case variant", args: `{"REGION":"eu"}`, status: 200, wantErr: `argument \"REGION\" is not an argument name`},
+		{name: "Kelvin sign folds to k", args: `{"region":"us","o":{"team":"a","Key":1}}`, hdr: []string{"Mcp-Param-Region", "us", "Mcp-Param-Team", "a"}, status: 200, wantErr: ""},
+		{name: "nested repeat", args: `{"o":{"team":"blue","team":"red"}}`, hdr: []string{"Mcp-Param-Team", "blue"},
+			status: 400, wantErr: `member '/arguments/o/team' appears more than once`},
+		{name: "repeat in an array", args: `{"list":[{"a":1},{"b":1,"b":2}]}`, status: 400, wantErr: `member '/arguments/list/1/b' appears more than once`},
+		{name: "escaped repeat", args: `{"region":"us","region":"eu"}`, hdr: []string{"Mcp-Param-Region", "us"},
+			status: 400, wantErr: `member '/arguments/region' appears more than once`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, modern("1", "tools/call", `"name":"route","arguments":`+tt.args, tt.hdr...))
+			require.Equal(t, tt.status, w.Code, w.Body.String())
+			if tt.wantErr == "" {
+				assert.Equal(t, "us/a", <-got)
+				return
+			}
+			assert.Contains(t, w.Body.String(), tt.wantErr)
+			select {
+			case v := <-got:
+				t.Fatalf("the tool ran with %q", v)
+			default:
+			}
+		})
+	}
 }
 
 func TestRequiredClientCapabilities(t *testing.T) {
