@@ -80,7 +80,7 @@ func (s hostSet) checkHost(hostport string) error {
 	}
 	host = canonicalHost(strings.ToLower(host))
 	if _, ok := s[host]; !ok || host == "" {
-		return fmt.Errorf("Host %q is not allowed", capEcho(hostport))
+		return fmt.Errorf("host %q (the Host header) is not allowed", capEcho(hostport))
 	}
 	return nil
 }

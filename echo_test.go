@@ -1,0 +1,119 @@
+package mcpmw_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// Every place a client-supplied value reaches an answer or an audit record
+// caps it at 100 characters: a client must not be able to make the server
+// repeat a large value back (into a response, a log line, an audit store).
+// The one exception is the JSON-RPC id, which every answer must carry
+// byte for byte; the record caps it too.
+func TestClientValuesAreEchoedCapped(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("Z", 200_000)
+	tooLong := long[:101] // any echo longer than the cap contains this
+	b64 := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(long+"é")) + "?="
+	var reg mcpmw.Registry
+	reg.Add(testTools()...)
+	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Capability: "read", Call: noop,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)})
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	metaWith := func(members string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + members + `}`
+	}
+	body26 := func(id, method, params string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":` + q(method) + `,"params":{` + params + `}}`
+	}
+	h26 := func(method string, extra ...string) []string {
+		return append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", method}, extra...)
+	}
+	for _, tt := range []struct {
+		name    string
+		req     *http.Request
+		opts    *mcpmw.Options
+		inBody  bool // the value must be in the answer (the id)
+		inField string
+	}{
+		{name: "unknown method", req: req(body26("1", long, metaWith("")), h26(long)...)},
+		{name: "unknown legacy method", req: legacy("2025-11-25", "1", long, "")},
+		{name: "notification method", req: req(`{"jsonrpc":"2.0","method":`+q(long)+`}`, "MCP-Protocol-Version", "2025-11-25")},
+		{name: "unknown tool", req: req(body26("1", "tools/call", `"name":`+q(long)+`,`+metaWith("")), h26("tools/call", "Mcp-Name", long)...)},
+		{name: "unknown legacy tool", req: legacy("2025-11-25", "1", "tools/call", `"name":`+q(long))},
+		{name: "version header and _meta (-32022 data.requested)", req: req(body26("1", "tools/list", `"_meta":{"io.modelcontextprotocol/protocolVersion":`+q(long)+`,"io.modelcontextprotocol/clientCapabilities":{}}`),
+			"MCP-Protocol-Version", long, "Mcp-Method", "tools/list")},
+		{name: "_meta version unlike the header", req: req(body26("1", "tools/list", `"_meta":{"io.modelcontextprotocol/protocolVersion":`+q(long)+`,"io.modelcontextprotocol/clientCapabilities":{}}`), h26("tools/list")...)},
+		{name: "version header alone", req: req(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "MCP-Protocol-Version", long)},
+		{name: "Mcp-Method", req: req(body26("1", "tools/list", metaWith("")), h26(long)...)},
+		{name: "Mcp-Name", req: req(body26("1", "tools/call", `"name":"echo",`+metaWith("")), h26("tools/call", "Mcp-Name", long)...)},
+		{name: "Mcp-Name base64", req: req(body26("1", "tools/call", `"name":"echo",`+metaWith("")), h26("tools/call", "Mcp-Name", b64)...)},
+		{name: "legacy Mcp-Name", req: legacy("2025-11-25", "1", "tools/call", `"name":"echo"`, "Mcp-Name", long)},
+		{name: "Mcp-Param value", req: req(body26("1", "tools/call", `"name":"route","arguments":{"region":"eu"},`+metaWith("")), h26("tools/call", "Mcp-Name", "route", "Mcp-Param-Region", long)...)},
+		{name: "Mcp-Param base64 value", req: req(body26("1", "tools/call", `"name":"route","arguments":{"region":"eu"},`+metaWith("")), h26("tools/call", "Mcp-Name", "route", "Mcp-Param-Region", b64)...)},
+		{name: "cursor", req: req(body26("1", "tools/list", `"cursor":`+q(long)+`,`+metaWith("")), h26("tools/list")...)},
+		{name: "Content-Type", req: req(`{}`, "Content-Type", "application/"+long)},
+		{name: "Content-Encoding", req: req(`{}`, "Content-Encoding", long)},
+		{name: "Origin", req: req(`{}`, "Origin", "http://"+long+".example")},
+		{name: "Host", req: func() *http.Request { r := req(`{}`); r.Host = long + ".example"; return r }(), opts: &mcpmw.Options{CheckHost: true}},
+		{name: "clientInfo", req: req(body26("1", "tools/list", metaWith(`,"io.modelcontextprotocol/clientInfo":{"name":`+q(long)+`,"version":`+q(long)+`}`)), h26("tools/list")...)},
+		{name: "legacy clientInfo", req: req(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":` + q(long) + `,"capabilities":{},"clientInfo":{"name":` + q(long) + `,"version":` + q(long) + `}}}`)},
+		{name: "repeated member", req: req(body26("1", "tools/list", q(long)+`:1,`+q(long)+`:2,`+metaWith("")), h26("tools/list")...)},
+		{name: "repeated nested member", req: req(body26("1", "tools/call", `"name":"echo","arguments":{`+q(long)+`:{"a":1,"a":2}},`+metaWith("")), h26("tools/call", "Mcp-Name", "echo")...)},
+		{name: "members differing in case", req: req(body26("1", "tools/list", q(long)+`:1,`+q(strings.ToLower(long))+`:2,`+metaWith("")), h26("tools/list")...)},
+		{name: "cancelled requestId", req: req(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+q(long)+`}}`, "MCP-Protocol-Version", "2025-11-25")},
+		{name: "wrong argument type", req: legacy("2025-11-25", "1", "tools/call", `"name":"add","arguments":{"a":`+q(long)+`,"b":1}`)},
+		{name: "request id", req: req(body26(q(long), "tools/list", metaWith("")), h26("tools/list")...), inBody: true},
+		{name: "tool result", req: legacy("2025-11-25", "1", "tools/call", `"name":"echo","arguments":{"message":`+q(long)+`}`), inBody: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := &spy{}
+			h := mcpmw.New(&reg, tokenAuthn, a, tt.opts)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, tt.req)
+			// The value is too long to print in a failure: say where it is.
+			echoed := func(where, s string) {
+				if i := strings.Index(s, tooLong); i >= 0 {
+					t.Errorf("%s echoes the client value uncapped: …%.80s…", where, s[max(0, i-60):])
+				}
+			}
+			if tt.inBody {
+				assert.True(t, strings.Contains(w.Body.String(), long), "the value must come back whole here")
+			} else {
+				echoed("the answer", w.Body.String())
+			}
+			for k, vs := range w.Header() {
+				for _, v := range vs {
+					echoed("header "+k, v)
+				}
+			}
+			recs := a.records()
+			require.Len(t, recs, 1)
+			rec := recs[0]
+			for field, v := range map[string]string{
+				"Method": rec.Method, "RequestID": rec.RequestID, "Tool": rec.Tool, "ProtocolVersion": rec.ProtocolVersion,
+				"ClientName": rec.ClientName, "ClientVersion": rec.ClientVersion, "Summary": rec.Summary,
+			} {
+				echoed("CallRecord."+field, v)
+				assert.LessOrEqual(t, len([]rune(v)), 200, "CallRecord.%s", field)
+			}
+			var logged strings.Builder
+			for _, a := range rec.LogValue().Group() {
+				if a.Key != "arguments" { // the arguments are logged capped at 1 KiB
+					logged.WriteString(a.Value.String())
+				}
+			}
+			echoed("the record's log form", logged.String())
+		})
+	}
+}
