@@ -39,6 +39,16 @@ type jsonAuditor struct {
 	pool   sync.Pool // *[]byte
 }
 
+// write writes one line, whole, to the underlying writer. The unlock is
+// deferred: a writer that panics (the handler recovers it as a lost
+// record) must not leave every later record waiting on the lock.
+func (a *jsonAuditor) write(line []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, err := a.w.Write(line)
+	return err
+}
+
 func (a *jsonAuditor) Audit(ctx context.Context, rec CallRecord) {
 	bp, _ := a.pool.Get().(*[]byte)
 	if bp == nil {
@@ -46,10 +56,7 @@ func (a *jsonAuditor) Audit(ctx context.Context, rec CallRecord) {
 		bp = &b
 	}
 	line := appendRecordJSON((*bp)[:0], &rec)
-	a.mu.Lock()
-	_, err := a.w.Write(line)
-	a.mu.Unlock()
-	if err != nil {
+	if err := a.write(line); err != nil {
 		a.errLog.LogAttrs(ctx, slog.LevelError, "mcpmw: writing an audit record failed; the record was lost",
 			slog.Any("error", err), slog.Any("record", rec))
 	}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -103,4 +105,43 @@ func TestJSONAuditorWriteFailureIsLogged(t *testing.T) {
 	assert.Contains(t, logs.String(), "disk full")
 	assert.Contains(t, logs.String(), "record was lost")
 	assert.Contains(t, logs.String(), "tools/list")
+}
+
+// panicOnce is a writer whose first Write panics.
+type panicOnce struct {
+	mu    sync.Mutex
+	n     int
+	lines []string
+}
+
+func (p *panicOnce) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n++; p.n == 1 {
+		panic("disk on fire")
+	}
+	p.lines = append(p.lines, string(b))
+	return len(b), nil
+}
+
+// A writer that panics loses that record (the handler recovers and logs
+// it) but must not leave the auditor's lock held: every later record would
+// wait on it, and with it every request.
+func TestJSONAuditorSurvivesAPanickingWriter(t *testing.T) {
+	t.Parallel()
+	w := &panicOnce{}
+	a := mcpmw.JSONAuditor(w, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	assert.Panics(t, func() { a.Audit(context.Background(), mcpmw.CallRecord{Method: "first"}) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.Audit(context.Background(), mcpmw.CallRecord{Method: "second"})
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second record waited for good on the auditor's lock")
+	}
+	require.Len(t, w.lines, 1)
+	assert.Contains(t, w.lines[0], `"second"`)
 }

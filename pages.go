@@ -35,9 +35,8 @@ const (
 
 func (c *pageCache) get(key []byte) *page {
 	c.mu.RLock()
-	p := c.m[string(key)]
-	c.mu.RUnlock()
-	return p
+	defer c.mu.RUnlock()
+	return c.m[string(key)]
 }
 
 func (c *pageCache) put(key []byte, p *page) {
