@@ -24,6 +24,13 @@ func checkMediaTypes(r *http.Request) *Response {
 			}
 		}
 	}
+	cts := r.Header.Values("Content-Type")
+	if len(cts) > 1 {
+		// Readers disagree on which of two to honour (Get takes the first,
+		// many proxies the last): refuse rather than guess.
+		return &Response{Status: http.StatusUnsupportedMediaType, Error: &Error{Code: CodeInvalidRequest,
+			Message: "Unsupported Media Type: send exactly one Content-Type header, application/json"}}
+	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "application/json" {
 		// the common case, without parsing

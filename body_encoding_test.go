@@ -40,6 +40,18 @@ func TestContentEncodingOtherThanIdentityIs415(t *testing.T) {
 	assert.Len(t, a.records(), 6, "each refusal is audited once")
 }
 
+// Two Content-Type headers are refused: readers disagree on which counts.
+func TestTwoContentTypesAre415(t *testing.T) {
+	t.Parallel()
+	h, _, _ := newTestHandler(t, nil)
+	r := modern("1", "tools/list", "")
+	r.Header.Add("Content-Type", "text/plain")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, 415, w.Code)
+	assert.Contains(t, w.Body.String(), "exactly one Content-Type")
+}
+
 // Two protocol members that differ only in case are refused: Go decoders
 // in an application's middleware would read one, this handler the other.
 func TestParamsMembersDifferingInCaseAreRefused(t *testing.T) {

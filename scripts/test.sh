@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every check and test of the repository: gofmt, go vet and go test
-# -race in every Go module (the root's ./... does not reach nested modules
+# Runs every check and test of the repository: gofmt, go vet, staticcheck
+# (pinned, from the Go module proxy) and go test -race in every Go module (the root's ./... does not reach nested modules
 # such as interop/ and bench/, so each go.mod is visited in turn), then the
 # official MCP conformance suite against examples/conformance
 # (scripts/conformance.sh; it installs Node 22 and the suite into a cache on
@@ -13,10 +13,11 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 status=0
 for mod in $(find . -name go.mod -not -path '*/node_modules/*' -exec dirname {} \; | sort); do
   echo "== $mod"
-  (cd "$mod" && go vet ./... && go test -race -count=1 ./...) || status=1
+  (cd "$mod" && go vet ./... && go run "$staticcheck" ./... && go test -race -count=1 ./...) || status=1
 done
 [ "$status" = 0 ] || { echo "go tests failed"; exit "$status"; }
 
