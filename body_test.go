@@ -95,3 +95,51 @@ func TestBodyReadError(t *testing.T) {
 		assert.Contains(t, logs.String(), "unexpected EOF", "the cause is logged, not sent")
 	}
 }
+
+// sizedBody is a tools/call echo padded with trailing whitespace to exactly
+// size bytes, sent with its Content-Length or, when chunked, without one.
+func sizedBody(t *testing.T, size int, chunked bool) *http.Request {
+	t.Helper()
+	r := modern("1", "tools/call", `"name":"echo","arguments":{"message":"hi"}`)
+	body, err := io.ReadAll(r.Body)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(body), size, "test bug: the request alone is over size")
+	body = append(body, strings.Repeat(" ", size-len(body))...)
+	r.Body, r.ContentLength = io.NopCloser(strings.NewReader(string(body))), int64(len(body))
+	if chunked {
+		r.ContentLength = -1 // as with Transfer-Encoding: chunked
+	}
+	return r
+}
+
+func TestBodyOfExactlyMaxBodyBytesIsAccepted(t *testing.T) {
+	t.Parallel()
+	for _, chunked := range []bool{false, true} {
+		h, audit, _ := newTestHandler(t, &mcpmw.Options{MaxBodyBytes: 1024})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, sizedBody(t, 1024, chunked))
+		require.Equal(t, http.StatusOK, w.Code, "chunked=%v: %s", chunked, w.Body)
+		a := decode(t, w)
+		require.Nil(t, a.Error, "chunked=%v", chunked)
+		assert.Equal(t, "hi", a.Result["content"].([]any)[0].(map[string]any)["text"], "chunked=%v", chunked)
+		require.Len(t, audit.records(), 1)
+		assert.Equal(t, mcpmw.OutcomeOK, audit.records()[0].Outcome)
+	}
+}
+
+func TestBodyOneByteOverMaxBodyBytesIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, chunked := range []bool{false, true} {
+		h, audit, _ := newTestHandler(t, &mcpmw.Options{MaxBodyBytes: 1024})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, sizedBody(t, 1025, chunked))
+		require.Equal(t, http.StatusRequestEntityTooLarge, w.Code, "chunked=%v: %s", chunked, w.Body)
+		a := decode(t, w)
+		require.NotNil(t, a.Error, "chunked=%v", chunked)
+		assert.Equal(t, mcpmw.CodeInvalidRequest, a.Error.Code)
+		assert.Contains(t, a.Error.Message, "1024 bytes")
+		require.Len(t, audit.records(), 1)
+		assert.Equal(t, 413, audit.records()[0].Status)
+		assert.Equal(t, mcpmw.OutcomeError, audit.records()[0].Outcome)
+	}
+}

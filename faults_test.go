@@ -600,3 +600,88 @@ type faultStatus int
 
 func (e faultStatus) Error() string   { return fmt.Sprintf("status %d", int(e)) }
 func (e faultStatus) HTTPStatus() int { return int(e) }
+
+// panickingWriter is a ResponseWriter that panics instead of writing, as a
+// broken wrapper around the connection might: in WriteHeader when
+// headerPanics, and in Write once writesBefore writes have gone through.
+type panickingWriter struct {
+	*httptest.ResponseRecorder
+	headerPanics bool
+	writesBefore int
+	writes       int
+	panics       int
+}
+
+func (w *panickingWriter) WriteHeader(code int) {
+	if w.headerPanics {
+		w.panics++
+		panic("WriteHeader: connection wrapper broke")
+	}
+	w.ResponseRecorder.WriteHeader(code)
+}
+
+func (w *panickingWriter) Write(p []byte) (int, error) {
+	if w.writes >= w.writesBefore {
+		w.panics++
+		panic("Write: connection wrapper broke")
+	}
+	w.writes++
+	return w.ResponseRecorder.Write(p)
+}
+
+// TestAuditOnceWhenTheResponseWriterPanics checks that a panic in the final
+// write, which comes after the audit record, is recovered without a second
+// record (the record says what was being sent) and without touching the
+// writer again.
+func TestAuditOnceWhenTheResponseWriterPanics(t *testing.T) {
+	t.Parallel()
+	progress := mcpmw.Tool{Name: "progress", Description: "Streams.", Capability: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			if err := mcpmw.Progress(ctx, 1, 2, ""); err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			return mcpmw.Text("done"), nil
+		}}
+	streamed := func() *http.Request {
+		return req(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":7,`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "progress")
+	}
+	for _, tt := range []struct {
+		name    string
+		w       *panickingWriter
+		r       *http.Request
+		status  int
+		outcome mcpmw.Outcome
+		tool    string // "" when the body was never read
+	}{
+		{"WriteHeader, result", &panickingWriter{headerPanics: true}, modern("1", "tools/call", `"name":"echo","arguments":{"message":"hi"}`), 200, mcpmw.OutcomeOK, "echo"},
+		{"Write, result", &panickingWriter{}, modern("2", "tools/call", `"name":"echo","arguments":{"message":"hi"}`), 200, mcpmw.OutcomeOK, "echo"},
+		{"Write, refusal", &panickingWriter{}, modern("3", "tools/call", `"name":"echo"`, "Authorization", "Bearer wrong"), 401, mcpmw.OutcomeDenied, ""},
+		{"Write, last event of a stream", &panickingWriter{writesBefore: 1}, streamed(), 200, mcpmw.OutcomeOK, "progress"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			reg.Add(append(testTools(), progress)...)
+			logs := &syncBuffer{}
+			a := &spy{}
+			h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Logger: newTextLogger(logs)})
+			tt.w.ResponseRecorder = httptest.NewRecorder()
+			assert.NotPanics(t, func() { h.ServeHTTP(tt.w, tt.r) }, "the panic is recovered, and nothing writes again")
+			assert.Equal(t, 1, tt.w.panics, "the writer is not called again after it panicked")
+
+			recs := a.records()
+			require.Len(t, recs, 1, "exactly one audit record, made before the write")
+			assert.Equal(t, tt.status, recs[0].Status, "the record says what was being sent")
+			assert.Equal(t, tt.outcome, recs[0].Outcome)
+			assert.Equal(t, tt.tool, recs[0].Tool)
+			if tt.tool != "" {
+				assert.Equal(t, "tools/call", recs[0].Method)
+			}
+			assert.NotContains(t, recs[0].Summary, "panic", "the record is not the panic's")
+			assert.Contains(t, logs.String(), "mcpmw: panic while serving a request", "the panic is logged")
+			assert.Contains(t, logs.String(), "connection wrapper broke")
+		})
+	}
+}

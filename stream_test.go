@@ -148,6 +148,50 @@ func TestProgressFallsBackToJSON(t *testing.T) {
 	}
 }
 
+// TestProgressWithoutATokenSendsNothing checks that a request which opened
+// an event stream for log messages but sent no progressToken gets no
+// progress notification (there is no token to put in one), while its log
+// messages still go out and every event stays valid JSON.
+func TestProgressWithoutATokenSendsNothing(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		r    *http.Request
+	}{
+		{"2026 with logLevel", req(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"io.modelcontextprotocol/logLevel":"info",`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "work")},
+		{"legacy with ClientLogLevel", legacy("2025-11-25", "1", "tools/call", `"name":"work"`)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var progressErrs []error
+			h, audit := progressHandler(t, notifier(func(ctx context.Context) error {
+				progressErrs = append(progressErrs, mcpmw.Progress(ctx, 1, 2, "before"))
+				if err := mcpmw.Log(ctx, mcpmw.LogInfo, "worker", "working"); err != nil {
+					return err
+				}
+				progressErrs = append(progressErrs, mcpmw.Progress(ctx, 2, 2, "after"))
+				return nil
+			}), &mcpmw.Options{ClientLogLevel: mcpmw.LogInfo})
+			w := newFlushRecorder()
+			h.ServeHTTP(w, tt.r)
+
+			require.Equal(t, 200, w.Code, w.Body.String())
+			assert.Equal(t, "text/event-stream", w.Header().Get("Content-Type"), "the log message opened the stream")
+			assert.Equal(t, []error{nil, nil}, progressErrs, "dropping progress is not an error")
+			assert.NotContains(t, w.Body.String(), "progress")
+			ev := events(t, w.Body.String()) // fails on an event that is not JSON
+			require.Len(t, ev, 2, w.Body.String())
+			assert.Equal(t, "notifications/message", ev[0]["method"])
+			assert.EqualValues(t, 1, ev[1]["id"])
+			assert.Contains(t, ev[1], "result")
+			require.Len(t, audit.records(), 1)
+			assert.Equal(t, mcpmw.OutcomeOK, audit.records()[0].Outcome)
+		})
+	}
+}
+
 func TestErrorsBeforeTheStreamKeepTheirStatus(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry

@@ -579,6 +579,13 @@ func statusTableCases() []rowCase {
 		return bad26(id, `,"params":{"_meta":{`+members+`}}`)
 	}
 	const pv, caps = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, `"io.modelcontextprotocol/clientCapabilities":{}`
+	// nestedEcho is an echo whose arguments carry n nested arrays: the body
+	// is level 1, params 2, arguments 3, so the body is 3+n levels deep. The
+	// empty "w" object puts more brackets in the body than levels, so the
+	// depth is measured, not inferred from the bracket count.
+	nestedEcho := func(id string, n int) request {
+		return legacyCall(readerToken, v1125, id, "echo", `{"message":"deep","w":{},"v":`+strings.Repeat("[", n)+strings.Repeat("]", n)+`}`)
+	}
 	versioned := func(header, meta string) request {
 		r := metaOf(`"v"`, `"io.modelcontextprotocol/protocolVersion":`+strconv.Quote(meta)+`,`+caps)
 		return r.set("MCP-Protocol-Version", header)
@@ -689,6 +696,8 @@ func statusTableCases() []rowCase {
 		{row: 10, name: "params a string", req: raw(readerToken, `12`, `{"jsonrpc":"2.0","id":12,"method":"tools/list","params":"x"}`),
 			want: expect{status: 400, code: -32600, audit: audited(errored, reader, "tools/list", "")}},
 		{row: 10, name: "result and method", req: raw(readerToken, `4`, `{"jsonrpc":"2.0","id":4,"method":"ping","result":{}}`),
+			want: expect{status: 400, code: -32600, audit: audited(errored, reader, "", "")}},
+		{row: 10, name: "nesting 129 levels deep", req: nestedEcho(`"n129"`, 126),
 			want: expect{status: 400, code: -32600, audit: audited(errored, reader, "", "")}},
 
 		// 11: notifications.
@@ -911,6 +920,8 @@ func statusTableCases() []rowCase {
 			want: expect{status: 200, audit: audited(ok, reader, "tools/call", "notes_list"), check: toolOK(true, "0 notes", `{"notes":[]}`)}},
 		{row: 31, name: "arguments omitted", req: modern(readerToken, `8`, "tools/call", `"name":"notes_list"`).set("Mcp-Name", "notes_list"),
 			want: expect{status: 200, audit: audited(ok, reader, "tools/call", "notes_list"), check: toolOK(true, "0 notes", `{"notes":[]}`)}},
+		{row: 31, name: "arguments nesting to 128 levels", req: nestedEcho(`"n128"`, 125),
+			want: expect{status: 200, audit: audited(ok, reader, "tools/call", "echo"), check: toolOK(false, "deep", "")}},
 		{row: 31, name: "a fault tool beside them leaves them alone", faults: true, req: modernCall(readerToken, `9`, "echo", `{"message":"é"}`),
 			want: expect{status: 200, audit: audited(ok, reader, "tools/call", "echo"), check: toolOK(true, "é", "")}},
 	}
