@@ -685,3 +685,32 @@ func TestAuditOnceWhenTheResponseWriterPanics(t *testing.T) {
 		})
 	}
 }
+
+// A writer that panics on every WriteHeader breaks the first progress event
+// inside the tool; the answer to that panic cannot be written either. The
+// second panic is contained: one audit record, a log line, and the
+// connection aborted (http.ErrAbortHandler, which net/http handles
+// quietly), never a panic of the writer's escaping ServeHTTP.
+func TestResponseWriterPanickingTwiceAbortsTheConnection(t *testing.T) {
+	t.Parallel()
+	progress := mcpmw.Tool{Name: "progress", Description: "Streams.", Capability: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			_ = mcpmw.Progress(ctx, 1, 2, "")
+			return mcpmw.Text("done"), nil
+		}}
+	var reg mcpmw.Registry
+	reg.Add(progress)
+	logs := &syncBuffer{}
+	a := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Logger: newTextLogger(logs)})
+	w := &panickingWriter{ResponseRecorder: httptest.NewRecorder(), headerPanics: true}
+	r := req(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":7,`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "progress")
+	assert.PanicsWithValue(t, http.ErrAbortHandler, func() { h.ServeHTTP(w, r) })
+	assert.Equal(t, 2, w.panics, "the tool's event, then the answer")
+	recs := a.records()
+	require.Len(t, recs, 1)
+	assert.Contains(t, recs[0].Summary, "panic")
+	assert.Contains(t, logs.String(), "panicked again")
+}

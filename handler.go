@@ -498,8 +498,23 @@ func (x *exchange) recoverPanic() {
 		x.stream.seal()
 	}
 	x.audit(resp)
-	x.write(resp)
+	x.writeAfterPanic(resp)
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
+}
+
+// writeAfterPanic writes the answer to a request that panicked. The panic
+// may have come from the ResponseWriter itself (a tool's first progress
+// event writes the headers), so writing can panic again: then nothing can
+// be sent, and the connection is aborted rather than left half-written.
+func (x *exchange) writeAfterPanic(resp *Response) {
+	defer func() {
+		if v := recover(); v != nil {
+			x.h.logger.LogAttrs(x.r.Context(), slog.LevelError, "mcpmw: the response writer panicked again; aborting the connection",
+				slog.Any("panic", v), slog.String("method", x.rec.Method))
+			panic(http.ErrAbortHandler)
+		}
+	}()
+	x.write(resp)
 }
