@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -263,10 +264,22 @@ func (s *stream) writeEventLocked(ctx context.Context, msg []byte) error {
 }
 
 // appendEvent appends msg to dst as one SSE event. Every event written goes
-// through here.
+// through here, so that framing holds by construction: a data line ends at
+// the first CR or LF, and msg may carry them (a middleware's Result, say,
+// indented for reading), so they are dropped. In valid JSON, CR and LF can
+// only be whitespace between tokens (strings must escape them), so nothing
+// a JSON parser sees changes.
 func appendEvent(dst, msg []byte) []byte {
 	dst = append(dst, "event: message\ndata: "...)
-	dst = append(dst, msg...)
+	if !bytes.ContainsAny(msg, "\r\n") {
+		dst = append(dst, msg...) // the common case: already one line
+	} else {
+		for _, c := range msg {
+			if c != '\r' && c != '\n' {
+				dst = append(dst, c)
+			}
+		}
+	}
 	return append(dst, "\n\n"...)
 }
 
