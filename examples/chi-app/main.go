@@ -118,7 +118,12 @@ func run() error {
 		defer f.Close()
 		auditOut = f
 	}
-	srv := &http.Server{Addr: c.addr, Handler: newRouter(c, auditOut, os.Stderr), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: c.addr, Handler: newRouter(c, auditOut, os.Stderr),
+		ReadHeaderTimeout: 10 * time.Second, // a client must send its headers promptly,
+		ReadTimeout:       30 * time.Second, // and its body: a stalled body does not hold the connection
+		WriteTimeout:      60 * time.Second, // longer than the slowest tool; event streams set their own
+		IdleTimeout:       2 * time.Minute,  // idle keep-alive connections are closed
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -110,7 +110,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: newHandler(c, logger), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: newHandler(c, logger),
+		ReadHeaderTimeout: 10 * time.Second, // a client must send its headers promptly,
+		ReadTimeout:       30 * time.Second, // and its body: a stalled body does not hold the connection
+		WriteTimeout:      60 * time.Second, // the fixture tools take a fraction of a second
+		IdleTimeout:       2 * time.Minute,  // idle keep-alive connections are closed
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
