@@ -153,9 +153,32 @@ func TestBodyShorterOrLongerThanItsContentLength(t *testing.T) {
 	assert.Equal(t, http.StatusOK, w.Code, "only Content-Length bytes are read: %s", w.Body.String())
 
 	r = modern("1", "server/discover", "")
-	r.Body, r.ContentLength = io.NopCloser(strings.NewReader("")), 0
+	r.Body, r.ContentLength = io.NopCloser(strings.NewReader(body)), 0
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, r)
-	assert.Equal(t, http.StatusBadRequest, w.Code, "an empty body is no JSON-RPC message")
-	assert.Len(t, audit.records(), 3)
+	assert.Equal(t, http.StatusBadRequest, w.Code, "Content-Length: 0 is an empty body, whatever the reader holds")
+
+	r = modern("1", "server/discover", "")
+	r.Body, r.ContentLength = io.NopCloser(iotest.DataErrReader(strings.NewReader(body))), int64(len(body))
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusOK, w.Code, "the last bytes may come with io.EOF, as net/http sends them: %s", w.Body.String())
+	assert.Len(t, audit.records(), 4)
+}
+
+func TestSmallestBodyLimit(t *testing.T) {
+	t.Parallel()
+	h, _, _ := newTestHandler(t, &mcpmw.Options{MaxBodyBytes: 1})
+	for _, length := range []int64{2, -1} {
+		r := modern("1", "server/discover", "")
+		r.Body, r.ContentLength = io.NopCloser(strings.NewReader("{}")), length
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, w.Code, "length %d", length)
+	}
+	r := modern("1", "server/discover", "")
+	r.Body, r.ContentLength = io.NopCloser(strings.NewReader("1")), -1
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusBadRequest, w.Code, "a one-byte chunked body fits a one-byte limit (and is no JSON-RPC message)")
 }
