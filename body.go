@@ -58,6 +58,13 @@ func checkMediaTypes(r *http.Request) *Response {
 }
 
 // readBody reads the whole body, up to the limit.
+//
+// The buffer grows as the data arrives instead of being allocated at the
+// declared Content-Length: that header is a claim, not data, and a client
+// that claims 4 MiB and then stalls must not hold 4 MiB of heap per
+// connection. The first buffer holds a typical request in one allocation;
+// each later one doubles, so a client that sends n bytes costs at most about
+// 2n, never more than the Content-Length (or MaxBodyBytes+1 without one).
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Response) {
 	tooLarge := func() *Response {
 		return &Response{Status: http.StatusRequestEntityTooLarge, Error: &Error{Code: CodeInvalidRequest,
@@ -69,20 +76,36 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Res
 	if r.ContentLength > h.maxBody {
 		return nil, tooLarge()
 	}
-	if r.ContentLength >= 0 {
-		// net/http never delivers more than Content-Length bytes.
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			return nil, readErr(err)
-		}
-		return buf, nil
+	known := r.ContentLength >= 0
+	var body io.Reader
+	var limit, first int64
+	if known {
+		// net/http never delivers more than Content-Length bytes, and the
+		// buffer never holds more.
+		body, limit, first = r.Body, r.ContentLength, min(r.ContentLength, firstBodyBuffer)
+	} else {
+		// One byte over the limit is room enough to learn the body is
+		// too large; MaxBytesReader says so first, and tells the server
+		// not to read the rest.
+		body, limit, first = http.MaxBytesReader(w, r.Body, h.maxBody), h.maxBody+1, min(h.maxBody+1, firstChunkedBuffer)
 	}
-	buf := make([]byte, 0, 512)
-	body := http.MaxBytesReader(w, r.Body, h.maxBody)
+	buf := make([]byte, 0, first)
 	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) == limit {
+				if known {
+					return buf, nil // all of it; no need to wait for EOF
+				}
+				return nil, tooLarge()
+			}
+			buf = growBody(buf, limit)
+		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
+			if known && int64(len(buf)) < limit {
+				return nil, readErr(io.ErrUnexpectedEOF)
+			}
 			return buf, nil
 		}
 		if err != nil {
@@ -92,8 +115,22 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Res
 			}
 			return nil, readErr(err)
 		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
 	}
+}
+
+// The first buffer readBody allocates: with a Content-Length, up to
+// firstBodyBuffer (a tools/call with a few KiB of arguments fits in one
+// allocation); without one (chunked), firstChunkedBuffer, as such bodies
+// are rare and usually small.
+const (
+	firstBodyBuffer    = 32 << 10
+	firstChunkedBuffer = 512
+)
+
+// growBody returns buf with its contents and twice its capacity, but no
+// more than limit.
+func growBody(buf []byte, limit int64) []byte {
+	grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+	copy(grown, buf)
+	return grown
 }

@@ -45,13 +45,19 @@ type Options struct {
 	CacheTTL time.Duration
 
 	// ClientIP returns the client's address for rate limiting and audit.
-	// Nil means the host part of r.RemoteAddr. Behind a proxy, trust its
-	// header explicitly, e.g. with chi's middleware.ClientIPFromXFF on the
-	// router and
+	// Nil means the host part of r.RemoteAddr (all of it when it has no
+	// port; "" when it is empty). Behind a proxy, trust its header
+	// explicitly, e.g. with chi's middleware.ClientIPFromXFF on the router
+	// and
 	//	ClientIP: func(r *http.Request) string { return middleware.GetClientIP(r.Context()) }
+	// which returns "" whenever chi cannot decide. Return "" rather than a
+	// guess: the ratelimit package counts every request without an address
+	// in one shared bucket (fail closed), and the audit record shows it.
 	ClientIP func(r *http.Request) string
 	// RateLimit, when set, runs before anything else; requests it refuses
-	// get 429 and are not audited. See the ratelimit package.
+	// get 429 and are not audited. It receives ClientIP's answer, which may
+	// be "": a RateLimiter must limit such requests too, never wave them
+	// through. See the ratelimit package.
 	RateLimit RateLimiter
 	// Challenge is the WWW-Authenticate value sent with 401 responses. Empty
 	// means "Bearer". An OAuth-protected server names its resource metadata

@@ -89,7 +89,8 @@ func authStatus(err error) int {
 // refuses is answered 429 and is never audited (so a flood cannot flood the
 // audit log either). Limit may set response headers such as Retry-After and
 // X-RateLimit-Remaining but must not write a body; clientIP is what the
-// Options.ClientIP hook returned. The ratelimit sub-package has a ready
+// Options.ClientIP hook returned, "" when it could not tell, and such
+// requests must be limited too (one shared bucket), not let through. The ratelimit sub-package has a ready
 // implementation on github.com/go-chi/httprate.
 type RateLimiter interface {
 	Limit(w http.ResponseWriter, r *http.Request, clientIP string) (limited bool)

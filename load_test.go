@@ -283,10 +283,13 @@ func loadHandler(audit mcpmw.Auditor) http.Handler {
 		}
 		return nil, fmt.Errorf("%w: unknown token", mcpmw.ErrUnauthorized)
 	})
+	flood := ratelimit.By(loadFloodMax, time.Second, func(r *http.Request, _ string) string {
+		return r.Header.Get("X-Flood-Key")
+	})
 	return mcpmw.New(&reg, authn, audit, &mcpmw.Options{
 		MaxBodyBytes: loadMaxBody,
-		RateLimit: ratelimit.By(loadFloodMax, time.Second, func(r *http.Request, _ string) string {
-			return r.Header.Get("X-Flood-Key") // only the flood kind is limited
+		RateLimit: mcpmw.RateLimiterFunc(func(w http.ResponseWriter, r *http.Request, ip string) bool {
+			return r.Header.Get("X-Flood-Key") != "" && flood.Limit(w, r, ip) // only the flood kind is limited
 		}),
 		Logger: slog.New(slog.DiscardHandler),
 	})

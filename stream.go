@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A request normally gets one JSON answer. When a tool reports progress or
@@ -66,14 +68,15 @@ var ErrStreamClosed = errors.New("mcpmw: the response has been sent; no more not
 type stream struct {
 	mu       sync.Mutex
 	w        http.ResponseWriter
-	token    json.RawMessage // progress token, nil when the client asked for none
-	minLevel int             // lowest LogLevel rank sent; 0 sends no log messages
-	started  bool            // the event stream headers are out
-	sealed   bool            // the answer is decided: no more notifications
-	done     bool            // the final message is out, or writing failed
-	last     float64         // last progress sent
-	sent     bool            // any progress sent
-	err      error           // the first write error
+	rc       *http.ResponseController // set when the stream starts
+	token    json.RawMessage          // progress token, nil when the client asked for none
+	minLevel int                      // lowest LogLevel rank sent; 0 sends no log messages
+	started  bool                     // the event stream headers are out
+	sealed   bool                     // the answer is decided: no more notifications
+	done     bool                     // the final message is out, or writing failed
+	last     float64                  // last progress sent
+	sent     bool                     // any progress sent
+	err      error                    // the first write error
 }
 
 var streamKey = &ctxKey{"stream"}
@@ -202,27 +205,82 @@ func (s *stream) sendLocked(ctx context.Context, msg []byte) error {
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
-		s.w.WriteHeader(http.StatusOK)
+		s.w.WriteHeader(http.StatusOK) // sent with the first event, under its deadline
+		s.rc = http.NewResponseController(s.w)
 		s.started = true
 	}
-	return s.writeEventLocked(msg)
+	return s.writeEventLocked(ctx, msg)
 }
 
-// writeEventLocked writes msg as one SSE event and flushes it.
-func (s *stream) writeEventLocked(msg []byte) error {
-	buf := make([]byte, 0, len(msg)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, "\n\n"...)
-	if _, err := s.w.Write(buf); err != nil {
+// eventWriteTimeout bounds the write of one event (and of the final
+// answer). A write blocks only when the client has stopped reading and the
+// socket buffers between us are full; a client that has not taken an event
+// for this long is treated as gone. Without it, a client that stops reading
+// would keep a tool running past its Timeout, holding the stream's lock,
+// until the connection died. The bound is generous because a slow link must
+// still be able to carry a large event; a tool's own deadline, when earlier,
+// wins. Once a stream has begun these deadlines replace the http.Server's
+// WriteTimeout for the rest of the response: a stream may last as long as
+// its tool, provided the client keeps taking its events.
+const eventWriteTimeout = 30 * time.Second
+
+// aLongTimeAgo is a write deadline that makes a blocked write fail at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// writeEventLocked writes msg as one SSE event and flushes it, within
+// eventWriteTimeout and ctx: when ctx ends first (the tool's Timeout, or a
+// cancellation), a write the client is not taking fails instead of
+// blocking. Writers that cannot set deadlines are written to without one.
+// A failed write ends the stream: after a partial event nothing more can be
+// sent. s.mu must be held.
+func (s *stream) writeEventLocked(ctx context.Context, msg []byte) error {
+	deadline := time.Now().Add(eventWriteTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := s.rc.SetWriteDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.done, s.err = true, fmt.Errorf("mcpmw: setting a write deadline: %w", err)
+		return s.err
+	}
+	unblocked := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(unblocked)
+		_ = s.rc.SetWriteDeadline(aLongTimeAgo)
+	})
+	defer func() {
+		if !stop() {
+			<-unblocked // the next write must not inherit a deadline set late
+		}
+	}()
+	if _, err := s.w.Write(appendEvent(make([]byte, 0, len(msg)+24), msg)); err != nil {
 		s.done, s.err = true, fmt.Errorf("mcpmw: writing to the client: %w", err)
 		return s.err
 	}
-	if err := http.NewResponseController(s.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		s.done, s.err = true, fmt.Errorf("mcpmw: flushing to the client: %w", err)
 		return s.err
 	}
 	return nil
+}
+
+// appendEvent appends msg to dst as one SSE event. Every event written goes
+// through here, so that framing holds by construction: a data line ends at
+// the first CR or LF, and msg may carry them (a middleware's Result, say,
+// indented for reading), so they are dropped. In valid JSON, CR and LF can
+// only be whitespace between tokens (strings must escape them), so nothing
+// a JSON parser sees changes.
+func appendEvent(dst, msg []byte) []byte {
+	dst = append(dst, "event: message\ndata: "...)
+	if !bytes.ContainsAny(msg, "\r\n") {
+		dst = append(dst, msg...) // the common case: already one line
+	} else {
+		for _, c := range msg {
+			if c != '\r' && c != '\n' {
+				dst = append(dst, c)
+			}
+		}
+	}
+	return append(dst, "\n\n"...)
 }
 
 // finish writes the final message on the event stream and closes it to
@@ -236,7 +294,10 @@ func (s *stream) finish(msg []byte) (streamed bool) {
 		return false
 	}
 	if !s.done {
-		_ = s.writeEventLocked(msg)
+		// Only the fixed bound: the tool's context has ended by now, and
+		// the request's ends only when the client goes, which fails the
+		// write anyway.
+		_ = s.writeEventLocked(context.Background(), msg)
 	}
 	s.done = true
 	return true

@@ -4,11 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -77,8 +80,73 @@ func TestByTokenAndAll(t *testing.T) {
 		h.ServeHTTP(w, discover("203.0.113.1:5", token))
 		got = append(got, w.Code)
 	}
-	assert.Equal(t, []int{200, 200, 429, 200, 200}, got, "each token has its bucket; no token, no token limit")
+	assert.Equal(t, []int{200, 200, 429, 200, 200}, got, "each token has its bucket; requests without one share another")
 	assert.EqualValues(t, 4, audits.Load())
+}
+
+func TestByEmptyKeyIsOneSharedBucket(t *testing.T) {
+	t.Parallel()
+	noKey := ratelimit.By(2, time.Minute, func(*http.Request, string) string { return "" })
+	h, audits := serve(noKey, nil)
+	var got []int
+	for i := range 4 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, discover("203.0.113."+strconv.Itoa(i+1)+":5", ""))
+		got = append(got, w.Code)
+	}
+	assert.Equal(t, []int{200, 200, 429, 429}, got, "a key function that cannot decide does not exempt the request")
+	assert.EqualValues(t, 2, audits.Load())
+}
+
+// TestPerIPLimitsRequestsWithoutAClientIP follows the proxy recipe (chi's
+// ClientIPFromXFF and GetClientIP), which yields "" whenever chi cannot
+// decide; those requests must still be limited.
+func TestPerIPLimitsRequestsWithoutAClientIP(t *testing.T) {
+	t.Parallel()
+	h, audits := serve(ratelimit.PerIP(2, time.Minute), func(r *http.Request) string { return middleware.GetClientIP(r.Context()) })
+	r := chi.NewRouter()
+	r.Use(middleware.ClientIPFromXFF("10.0.0.0/8"))
+	r.Handle("/mcp", h)
+	undecided := []struct{ remote, xff string }{
+		{"10.0.0.5:1", "10.1.2.3"},           // every hop trusted
+		{"10.0.0.5:1", "not-an-ip"},          // an entry that does not parse
+		{"10.0.0.5:1", ""},                   // no header from a trusted peer
+		{"10.0.0.5:1", "192.0.2.1, garbage"}, // unparseable nearest hop
+	}
+	passed := 0
+	for i := range 20 {
+		u := undecided[i%len(undecided)]
+		req := discover(u.remote, "")
+		if u.xff != "" {
+			req.Header.Set("X-Forwarded-For", u.xff)
+		}
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		require.Contains(t, []int{200, 429}, w.Code)
+		if w.Code == 200 {
+			passed++
+		}
+	}
+	assert.Equal(t, 2, passed, "20 requests without a client IP against a limit of 2")
+	assert.EqualValues(t, 2, audits.Load())
+
+	w := httptest.NewRecorder()
+	req := discover("10.0.0.5:1", "")
+	req.Header.Set("X-Forwarded-For", "198.51.100.9")
+	r.ServeHTTP(w, req)
+	assert.Equal(t, 200, w.Code, "a client chi can name keeps its own bucket")
+}
+
+func TestPerIPDefaultClientIPWithoutRemoteAddr(t *testing.T) {
+	t.Parallel()
+	h, _ := serve(ratelimit.PerIP(1, time.Minute), nil) // default ClientIP: the host of RemoteAddr
+	var got []int
+	for _, remote := range []string{"", "", "unix"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, discover(remote, ""))
+		got = append(got, w.Code)
+	}
+	assert.Equal(t, []int{200, 429, 200}, got, "an empty RemoteAddr is one bucket, not none")
 }
 
 func TestPerIPUsesClientIPHook(t *testing.T) {

@@ -97,6 +97,18 @@ func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.H
 	return r
 }
 
+// newHTTPServer returns the http.Server for h, with every timeout set: without
+// them a client that sends slowly, or never reads, holds its connection for
+// as long as it likes.
+func newHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{Addr: addr, Handler: h,
+		ReadHeaderTimeout: 10 * time.Second, // a client must send its headers promptly,
+		ReadTimeout:       30 * time.Second, // and its body: a stalled body does not hold the connection
+		WriteTimeout:      60 * time.Second, // longer than the slowest tool; event streams set their own
+		IdleTimeout:       2 * time.Minute,  // idle keep-alive connections are closed
+	}
+}
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "chi-app:", err)
@@ -118,7 +130,7 @@ func run() error {
 		defer f.Close()
 		auditOut = f
 	}
-	srv := &http.Server{Addr: c.addr, Handler: newRouter(c, auditOut, os.Stderr), ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(c.addr, newRouter(c, auditOut, os.Stderr))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -91,6 +91,18 @@ func newHandler(c config, logger *slog.Logger) http.Handler {
 	return mux
 }
 
+// newHTTPServer returns the http.Server for h, with every timeout set: without
+// them a client that sends slowly, or never reads, holds its connection for
+// as long as it likes.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h,
+		ReadHeaderTimeout: 10 * time.Second, // a client must send its headers promptly,
+		ReadTimeout:       30 * time.Second, // and its body: a stalled body does not hold the connection
+		WriteTimeout:      60 * time.Second, // the fixture tools take a fraction of a second
+		IdleTimeout:       2 * time.Minute,  // idle keep-alive connections are closed
+	}
+}
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -110,7 +122,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: newHandler(c, logger), ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(newHandler(c, logger))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,149 @@
+package mcpmw
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// deadlineWriter is a ResponseWriter that records the write deadlines set
+// on it. With block set, a Write waits until a deadline in the past is set
+// (as a connection whose client has stopped reading), then fails.
+type deadlineWriter struct {
+	hdr    http.Header
+	setErr error // returned by SetWriteDeadline
+	block  bool
+
+	mu        sync.Mutex
+	deadlines []time.Time
+	writes    int
+	expired   chan struct{} // closed when a past deadline is set
+}
+
+func newDeadlineWriter() *deadlineWriter {
+	return &deadlineWriter{hdr: http.Header{}, expired: make(chan struct{})}
+}
+
+func (w *deadlineWriter) Header() http.Header { return w.hdr }
+func (w *deadlineWriter) WriteHeader(int)     {}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.writes++
+	w.mu.Unlock()
+	if !w.block {
+		return len(p), nil
+	}
+	select {
+	case <-w.expired:
+		return 0, os.ErrDeadlineExceeded
+	case <-time.After(5 * time.Second): // bounded: the test fails instead of hanging
+		return len(p), nil
+	}
+}
+
+func (w *deadlineWriter) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.deadlines = append(w.deadlines, t)
+	if t.Before(time.Now()) {
+		select {
+		case <-w.expired:
+		default:
+			close(w.expired)
+		}
+	}
+	return w.setErr
+}
+
+func (w *deadlineWriter) recorded() ([]time.Time, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Time(nil), w.deadlines...), w.writes
+}
+
+func TestEveryStreamWriteHasADeadline(t *testing.T) {
+	t.Parallel()
+	w := newDeadlineWriter()
+	s := &stream{w: w, token: []byte(`1`)}
+
+	soon, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	want, _ := soon.Deadline()
+	s.mu.Lock()
+	require.NoError(t, s.sendLocked(soon, []byte(`{"n":1}`)))
+	before := time.Now()
+	require.NoError(t, s.sendLocked(context.Background(), []byte(`{"n":2}`)))
+	s.mu.Unlock()
+	require.True(t, s.finish([]byte(`{"n":3}`)))
+	after := time.Now()
+
+	got, writes := w.recorded()
+	require.Len(t, got, 3, "one deadline per event, the final answer included")
+	assert.Equal(t, 3, writes)
+	assert.True(t, got[0].Equal(want), "a tool's earlier deadline bounds its event: %v, want %v", got[0], want)
+	for _, d := range got[1:] {
+		assert.False(t, d.Before(before.Add(eventWriteTimeout)), "%v", d)
+		assert.False(t, d.After(after.Add(eventWriteTimeout)), "%v", d)
+	}
+}
+
+func TestStreamWithoutDeadlines(t *testing.T) {
+	t.Parallel()
+	w := newDeadlineWriter()
+	w.setErr = http.ErrNotSupported
+	s := &stream{w: w, token: []byte(`1`)}
+	s.mu.Lock()
+	assert.NoError(t, s.sendLocked(context.Background(), []byte(`{}`)), "a writer without deadlines is still written to")
+	s.mu.Unlock()
+
+	w = newDeadlineWriter()
+	w.setErr = errors.New("connection closed")
+	s = &stream{w: w, token: []byte(`1`)}
+	s.mu.Lock()
+	err := s.sendLocked(context.Background(), []byte(`{}`))
+	s.mu.Unlock()
+	assert.ErrorContains(t, err, "connection closed")
+	_, writes := w.recorded()
+	assert.Zero(t, writes, "no write without its deadline")
+	assert.True(t, s.finish([]byte(`{}`)))
+	_, writes = w.recorded()
+	assert.Zero(t, writes, "a failed stream gets nothing more")
+}
+
+// TestCancellationUnblocksAStalledWrite covers a context cancelled with no
+// deadline (a legacy notifications/cancelled, or a middleware's cancel):
+// the stalled write must end, and the stream with it.
+func TestCancellationUnblocksAStalledWrite(t *testing.T) {
+	t.Parallel()
+	w := newDeadlineWriter()
+	w.block = true
+	s := &stream{w: w, token: []byte(`1`)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		done <- s.sendLocked(ctx, []byte(`{}`))
+	}()
+	require.Eventually(t, func() bool { _, n := w.recorded(); return n == 1 }, 5*time.Second, time.Millisecond)
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+		assert.Less(t, time.Since(start), 2*time.Second)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the write went on after the cancellation")
+	}
+	s.mu.Lock()
+	assert.ErrorIs(t, s.sendLocked(context.Background(), []byte(`{}`)), os.ErrDeadlineExceeded, "the stream stays broken")
+	s.mu.Unlock()
+}
