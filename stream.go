@@ -308,8 +308,8 @@ func (s *stream) finish(msg []byte) (streamed bool) {
 // Only finish writes after this.
 func (s *stream) seal() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.sealed = true
-	s.mu.Unlock()
 }
 
 // isStarted reports whether the event stream has begun.
