@@ -137,9 +137,9 @@ type lineCounter struct {
 func (c *lineCounter) Write(p []byte) (int, error) {
 	n := int64(bytes.Count(p, []byte{'\n'}))
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.lines += n
 	c.bytes += int64(len(p))
-	c.mu.Unlock()
 	return len(p), nil
 }
 
