@@ -19,7 +19,7 @@ import (
 // secretCaller holds a credential and renders itself without it.
 type secretCaller struct{ name, token string }
 
-func (secretCaller) Can(mcpmw.Capability) bool { return true }
+func (secretCaller) Can(mcpmw.Permission) bool { return true }
 func (c secretCaller) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("name", c.name))
 }
@@ -27,7 +27,7 @@ func (c secretCaller) LogValue() slog.Value {
 // opaqueCaller has neither String nor LogValue.
 type opaqueCaller struct{ token string }
 
-func (opaqueCaller) Can(mcpmw.Capability) bool { return true }
+func (opaqueCaller) Can(mcpmw.Permission) bool { return true }
 
 func logged(t *testing.T, rec mcpmw.CallRecord) map[string]any {
 	t.Helper()

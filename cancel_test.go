@@ -18,7 +18,7 @@ import (
 // panics at run time.
 type jwtCaller struct{ claims any }
 
-func (jwtCaller) Can(mcpmw.Capability) bool { return true }
+func (jwtCaller) Can(mcpmw.Permission) bool { return true }
 
 // A notifications/cancelled from a caller that == cannot compare used to
 // panic while inflight's lock was held, leaving it locked: every later

@@ -121,7 +121,7 @@ func (c *core) callTool(ctx context.Context, req *Request) *Response {
 	// The gate comes before anything that depends on the tool: a caller
 	// that may not use it learns nothing about it (its arguments, its
 	// headers, what it needs of the client) beyond the 403.
-	if !req.Caller.Can(e.Capability) {
+	if !req.Caller.Can(e.Permission) {
 		return denied(e)
 	}
 	if len(e.headers) > 0 {
@@ -131,7 +131,7 @@ func (c *core) callTool(ctx context.Context, req *Request) *Response {
 		}
 	}
 	if e.requiredData != nil && !req.Legacy() {
-		for _, capability := range e.ClientCapabilities {
+		for _, capability := range e.RequiredClientCapabilities {
 			if !hasClientCapability(req.ClientCapabilities, capability) {
 				return &Response{Tool: e.Name, Summary: "client lacks capability " + capability, Error: &Error{
 					Code:    CodeMissingRequiredClientCapability,
@@ -159,7 +159,7 @@ func (c *core) callTool(ctx context.Context, req *Request) *Response {
 	resp := &Response{Result: body, Tool: e.Name, complete: true, Summary: "ok"}
 	if res.IsError {
 		resp.Outcome = OutcomeError
-		resp.Summary = "tool reported an error: " + capEcho(res.Text())
+		resp.Summary = "tool reported an error: " + capEcho(res.AllText())
 	}
 	return resp
 }
@@ -187,9 +187,9 @@ func (c *core) run(ctx context.Context, req *Request, e *entry, args []byte) (To
 	res, err := e.Call(ctx, req.Caller, NewArgs(args))
 	switch context.Cause(ctx) {
 	case errToolTimeout:
-		return Errorf("The tool %q did not finish within %v and was stopped. Try again with a smaller request.", e.Name, limit), nil
+		return ErrorResult("The tool %q did not finish within %v and was stopped. Try again with a smaller request.", e.Name, limit), nil
 	case errCancelledByClient:
-		return Errorf("The call was cancelled by the client."), nil
+		return ErrorResult("The call was cancelled by the client."), nil
 	}
 	return res, err
 }
@@ -197,8 +197,8 @@ func (c *core) run(ctx context.Context, req *Request, e *entry, args []byte) (To
 // denied is the 403 answer to a call the caller's capabilities do not allow.
 func denied(e *entry) *Response {
 	challenge := `Bearer error="insufficient_scope"`
-	if validScope(string(e.Capability)) {
-		challenge += `, scope="` + string(e.Capability) + `"`
+	if validScope(string(e.Permission)) {
+		challenge += `, scope="` + string(e.Permission) + `"`
 	}
 	return &Response{
 		Status:  http.StatusForbidden,
@@ -206,7 +206,7 @@ func denied(e *entry) *Response {
 		Header:  http.Header{"Www-Authenticate": {challenge}},
 		Outcome: OutcomeDenied,
 		Tool:    e.Name,
-		Summary: "caller lacks capability " + capEcho(string(e.Capability)),
+		Summary: "caller lacks permission " + capEcho(string(e.Permission)),
 	}
 }
 
@@ -226,7 +226,7 @@ func (c *core) toolError(req *Request, tool string, err error) *Response {
 	var je *Error
 	switch {
 	case errors.As(err, &ae):
-		res := Errorf("Invalid arguments: %s. Check the tool's input schema and call it again.", ae.Error())
+		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", ae.Error())
 		body, _ := encodeToolResult(&res, req.Version, c.p.serverMeta) // text only: cannot fail
 		return &Response{Result: body, complete: true, Tool: tool, Outcome: OutcomeError, Summary: capEcho(ae.Error())}
 	case errors.As(err, &je):

@@ -120,19 +120,19 @@ func newEchoCall(msgLen int) *benchCall {
 // benchCaller may use the tools that need "read", and no others.
 type benchCaller struct{}
 
-func (benchCaller) Can(c mcpmw.Capability) bool { return c == "read" }
+func (benchCaller) Can(c mcpmw.Permission) bool { return c == "read" }
 
 func (benchCaller) String() string { return "bench-user" }
 
 var benchEcho = mcpmw.Tool{
-	Name: "echo", Description: "Returns the message it is given.", Capability: "read",
+	Name: "echo", Description: "Returns the message it is given.", Permission: "read",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The text to send back."}},"required":["message"]}`),
 	Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 		msg := args.String("message")
 		if err := args.Err(); err != nil {
 			return mcpmw.ToolResult{}, err
 		}
-		return mcpmw.Text(msg), nil
+		return mcpmw.TextResult(msg), nil
 	},
 }
 
@@ -143,15 +143,15 @@ func benchRegistry(tools, visible int) *mcpmw.Registry {
 	var reg mcpmw.Registry
 	list := []mcpmw.Tool{benchEcho}
 	for i := 1; i < tools; i++ {
-		c := mcpmw.Capability("read")
+		c := mcpmw.Permission("read")
 		if visible >= 0 && i >= visible {
 			c = "hidden"
 		}
 		list = append(list, mcpmw.Tool{
-			Name: fmt.Sprintf("tool_%05d", i), Description: fmt.Sprintf("Looks things up in catalogue %05d; a stand-in tool.", i), Capability: c,
+			Name: fmt.Sprintf("tool_%05d", i), Description: fmt.Sprintf("Looks things up in catalogue %05d; a stand-in tool.", i), Permission: c,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","description":"At most this many results."}},"required":["query"]}`),
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text("ok"), nil
+				return mcpmw.TextResult("ok"), nil
 			},
 		})
 	}

@@ -16,11 +16,11 @@ func TestToolsListPagination(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
 	for i := range 7 {
-		capability := mcpmw.Capability("read")
+		capability := mcpmw.Permission("read")
 		if i%2 == 1 {
 			capability = "write"
 		}
-		reg.Add(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Description: "d", Capability: capability, Call: noop})
+		reg.Add(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Description: "d", Permission: capability, Call: noop})
 	}
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{PageSize: 2})
 	walk := func(token string) (names []string, pages int) {
@@ -69,9 +69,9 @@ func TestToolCallChecksCapabilityAgain(t *testing.T) {
 	t.Parallel()
 	ran := false
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "drop", Description: "d", Capability: "admin", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	reg.Add(mcpmw.Tool{Name: "drop", Description: "d", Permission: "admin", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		ran = true
-		return mcpmw.Text("dropped"), nil
+		return mcpmw.TextResult("dropped"), nil
 	}})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	for _, r := range []*httptest.ResponseRecorder{httptest.NewRecorder(), httptest.NewRecorder()} {

@@ -18,7 +18,7 @@ import (
 //	func withResources(next mcpmw.Dispatcher) mcpmw.Dispatcher {
 //		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
 //			if req.Method == "resources/list" {
-//				return mcpmw.Result(map[string]any{"resources": []any{}})
+//				return mcpmw.ResultResponse(map[string]any{"resources": []any{}})
 //			}
 //			return next.Dispatch(ctx, req)
 //		})
@@ -182,7 +182,7 @@ type Response struct {
 
 // Result returns a Response whose result is v encoded as JSON (a
 // json.RawMessage is used as is). v must encode to a JSON object.
-func Result(v any) *Response {
+func ResultResponse(v any) *Response {
 	raw, err := json.Marshal(v)
 	if err == nil && kindOf(raw) != kindObject {
 		err = fmt.Errorf("result is %s, not an object", kindOf(raw))

@@ -23,7 +23,7 @@ func withResources(next mcpmw.Dispatcher) mcpmw.Dispatcher {
 		if !req.Legacy() {
 			result["ttlMs"], result["cacheScope"] = 1000, "public"
 		}
-		resp := mcpmw.Result(result)
+		resp := mcpmw.ResultResponse(result)
 		resp.Summary = "listed resources for " + req.Caller.(*user).name
 		return resp
 	})
@@ -100,7 +100,7 @@ func TestDispatcherCapabilityGate(t *testing.T) {
 				return next.Dispatch(ctx, req)
 			}
 			reached = true
-			return mcpmw.Result(map[string]any{"prompts": []any{}})
+			return mcpmw.ResultResponse(map[string]any{"prompts": []any{}})
 		})
 	}
 	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{sneaky}})
@@ -127,8 +127,8 @@ func TestDispatcherBadResponses(t *testing.T) {
 		{"nil response", nil},
 		{"result not an object", &mcpmw.Response{Result: json.RawMessage(`[1,2]`)}},
 		{"result not JSON", &mcpmw.Response{Result: json.RawMessage(`{"a":`)}},
-		{"unencodable result", mcpmw.Result(map[string]any{"f": func() {}})},
-		{"scalar result", mcpmw.Result(42)},
+		{"unencodable result", mcpmw.ResultResponse(map[string]any{"f": func() {}})},
+		{"scalar result", mcpmw.ResultResponse(42)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -16,7 +16,7 @@
 //   - an [Authenticator] turns request headers into the application's own
 //     [Caller] (or refuses the request);
 //   - an [Auditor] receives one [CallRecord] per request;
-//   - a [Registry] holds the [Tool] values, each naming the [Capability] a
+//   - a [Registry] holds the [Tool] values, each naming the [Permission] a
 //     caller must have.
 //
 // [New] combines them into a [Handler]; [Options] holds the knobs.
@@ -40,7 +40,7 @@
 //
 // # Tools and capabilities
 //
-// tools/list shows a caller only the tools whose capability [Caller].Can
+// tools/list shows a caller only the tools whose permission [Caller].Can
 // allows; tools/call checks again before the tool runs. The list is a
 // courtesy; the call check is the gate. A tool reads its arguments through
 // [Args], whose typed accessors report a missing or mistyped argument as an

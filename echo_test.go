@@ -26,7 +26,7 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 	b64 := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(long+"é")) + "?="
 	var reg mcpmw.Registry
 	reg.Add(testTools()...)
-	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Capability: "read", Call: noop,
+	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Permission: "read", Call: noop,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)})
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	metaWith := func(members string) string {

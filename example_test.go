@@ -20,7 +20,7 @@ type appUser struct {
 	Scopes []string
 }
 
-func (u *appUser) Can(c mcpmw.Capability) bool {
+func (u *appUser) Can(c mcpmw.Permission) bool {
 	for _, s := range u.Scopes {
 		if s == string(c) {
 			return true
@@ -58,10 +58,10 @@ func ExampleNew() {
 	reg.Add(mcpmw.Tool{
 		Name:        "greet",
 		Description: "Greets the caller.",
-		Capability:  "read",
+		Permission:  "read",
 		ReadOnly:    mcpmw.Yes,
 		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
-			return mcpmw.Text("hello, " + c.(*appUser).Name), nil
+			return mcpmw.TextResult("hello, " + c.(*appUser).Name), nil
 		},
 	})
 	authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
@@ -88,7 +88,7 @@ func ExampleTool() {
 		Name:        "list_orders",
 		Title:       "List orders",
 		Description: "Lists the caller's most recent orders.",
-		Capability:  "orders:read",
+		Permission:  "orders:read",
 		ReadOnly:    mcpmw.Yes,
 		OpenWorld:   mcpmw.No,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"status":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":50}},"required":["status"]}`),
@@ -99,9 +99,9 @@ func ExampleTool() {
 				return mcpmw.ToolResult{}, err // an isError result naming the field
 			}
 			if status != "open" && status != "shipped" {
-				return mcpmw.Errorf("unknown status %q: use open or shipped", status), nil
+				return mcpmw.ErrorResult("unknown status %q: use open or shipped", status), nil
 			}
-			return mcpmw.Structured(map[string]any{"status": status, "limit": limit, "orders": []string{}}), nil
+			return mcpmw.StructuredResult(map[string]any{"status": status, "limit": limit, "orders": []string{}}), nil
 		},
 	}
 
@@ -113,7 +113,7 @@ func ExampleTool() {
 		case errors.As(err, &ae):
 			fmt.Printf("argument %s: %s\n", ae.Field, ae.Problem)
 		case res.IsError:
-			fmt.Println("tool error:", res.Text())
+			fmt.Println("tool error:", res.AllText())
 		default:
 			b, _ := json.Marshal(res.StructuredContent)
 			fmt.Println("ok:", string(b))
@@ -132,7 +132,7 @@ func ExampleDispatcher() {
 			if req.Method != "resources/list" {
 				return next.Dispatch(ctx, req)
 			}
-			resp := mcpmw.Result(map[string]any{
+			resp := mcpmw.ResultResponse(map[string]any{
 				"resources":  []map[string]string{{"uri": "docs://readme", "name": "README"}},
 				"ttlMs":      60000,
 				"cacheScope": "public",

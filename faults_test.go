@@ -42,9 +42,9 @@ func newFaultEnv(t *testing.T, authn mcpmw.Authenticator, tools ...mcpmw.Tool) *
 	t.Helper()
 	e := &faultEnv{t: t, logs: &syncBuffer{}}
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "echo", Description: "Echoes.", Capability: "read",
+	reg.Add(mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
 		Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
-			return mcpmw.Text(a.OptString("message", "")), nil
+			return mcpmw.TextResult(a.OptString("message", "")), nil
 		}})
 	reg.Add(tools...)
 	if authn == nil {
@@ -162,7 +162,7 @@ func TestFaults(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("auditor panics", func(t *testing.T) {
-		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "boom", Description: "Panics.", Capability: "read",
+		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "boom", Description: "Panics.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { panic("tool exploded") }})
 		e.audit = func(context.Context, mcpmw.CallRecord) { panic("audit store down") }
 		resp, a, err := e.call(ctx, "echo", `{"message":"hi"}`)
@@ -322,11 +322,11 @@ func TestFaults(t *testing.T) {
 
 	t.Run("tool panics", func(t *testing.T) {
 		e := newFaultEnv(t, nil,
-			mcpmw.Tool{Name: "boom", Description: "Panics.", Capability: "read",
+			mcpmw.Tool{Name: "boom", Description: "Panics.", Permission: "read",
 				Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 					panic(fmt.Errorf("nil map in %s", "orders"))
 				}},
-			mcpmw.Tool{Name: "abort", Description: "Aborts the response.", Capability: "read",
+			mcpmw.Tool{Name: "abort", Description: "Aborts the response.", Permission: "read",
 				Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 					panic(http.ErrAbortHandler)
 				}})
@@ -351,23 +351,23 @@ func TestFaults(t *testing.T) {
 	t.Run("tool returns invalid UTF-8", func(t *testing.T) {
 		bad := "caf\xe9 \xff\xfe ok"
 		e := newFaultEnv(t, nil,
-			mcpmw.Tool{Name: "text", Description: "Invalid UTF-8 text.", Capability: "read",
+			mcpmw.Tool{Name: "text", Description: "Invalid UTF-8 text.", Permission: "read",
 				Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 					return mcpmw.ToolResult{Content: []mcpmw.Content{mcpmw.TextContent(bad), mcpmw.ResourceLink("https://x.example/"+bad, bad)}}, nil
 				}},
-			mcpmw.Tool{Name: "is_error", Description: "Invalid UTF-8 in an isError result.", Capability: "read",
+			mcpmw.Tool{Name: "is_error", Description: "Invalid UTF-8 in an isError result.", Permission: "read",
 				Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-					return mcpmw.Errorf("upstream said %s", bad), nil
+					return mcpmw.ErrorResult("upstream said %s", bad), nil
 				}},
-			mcpmw.Tool{Name: "structured", Description: "Invalid UTF-8 in structured content.", Capability: "read",
+			mcpmw.Tool{Name: "structured", Description: "Invalid UTF-8 in structured content.", Permission: "read",
 				Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-					return mcpmw.Structured(map[string]string{bad: bad}), nil
+					return mcpmw.StructuredResult(map[string]string{bad: bad}), nil
 				}},
-			mcpmw.Tool{Name: "raw", Description: "Invalid UTF-8 inside raw JSON.", Capability: "read",
+			mcpmw.Tool{Name: "raw", Description: "Invalid UTF-8 inside raw JSON.", Permission: "read",
 				Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-					return mcpmw.Structured(json.RawMessage(`{"v":"` + bad + `"}`)), nil
+					return mcpmw.StructuredResult(json.RawMessage(`{"v":"` + bad + `"}`)), nil
 				}},
-			mcpmw.Tool{Name: "rpc_error", Description: "Invalid UTF-8 in a JSON-RPC error.", Capability: "read",
+			mcpmw.Tool{Name: "rpc_error", Description: "Invalid UTF-8 in a JSON-RPC error.", Permission: "read",
 				Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 					return mcpmw.ToolResult{}, &mcpmw.Error{Code: mcpmw.CodeInvalidParams, Message: bad}
 				}})
@@ -393,9 +393,9 @@ func TestFaults(t *testing.T) {
 
 	t.Run("tool returns 8 MiB", func(t *testing.T) {
 		huge := strings.Repeat("0123456789abcdef", 8<<20/16)
-		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "huge", Description: "Returns 8 MiB.", Capability: "read",
+		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "huge", Description: "Returns 8 MiB.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text(huge), nil
+				return mcpmw.TextResult(huge), nil
 			}})
 		resp, a, err := e.call(ctx, "huge", `{}`)
 		require.NoError(t, err)
@@ -408,7 +408,7 @@ func TestFaults(t *testing.T) {
 
 	t.Run("tool answers after the client left", func(t *testing.T) {
 		started, finished := make(chan struct{}, 1), make(chan error, 1)
-		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "late", Description: "Answers after its client left.", Capability: "read",
+		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "late", Description: "Answers after its client left.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				started <- struct{}{}
 				select {
@@ -419,7 +419,7 @@ func TestFaults(t *testing.T) {
 				}
 				finished <- nil
 				// The tool chose to answer anyway, and at length.
-				return mcpmw.Text(strings.Repeat("late ", 200_000)), nil
+				return mcpmw.TextResult(strings.Repeat("late ", 200_000)), nil
 			}})
 		conn := e.send(t, "late", `{}`, "")
 		select {
@@ -440,7 +440,7 @@ func TestFaults(t *testing.T) {
 
 	t.Run("progress stream cut mid-way", func(t *testing.T) {
 		toolErr := make(chan error, 1)
-		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "progress", Description: "Reports progress until stopped.", Capability: "read",
+		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "progress", Description: "Reports progress until stopped.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i := 1; i <= 5000; i++ { // bounded: 5000 × 1ms
 					if err := mcpmw.Progress(ctx, float64(i), 0, "working"); err != nil {
@@ -450,7 +450,7 @@ func TestFaults(t *testing.T) {
 					time.Sleep(time.Millisecond)
 				}
 				toolErr <- nil
-				return mcpmw.Text("done"), nil
+				return mcpmw.TextResult("done"), nil
 			}})
 		conn := e.send(t, "progress", `{}`, `"progressToken":"p-1",`)
 		br := bufio.NewReader(conn)
@@ -481,7 +481,7 @@ func TestFaults(t *testing.T) {
 		// handler has its answer: while the record is being made, and
 		// after the response is written. Neither may change what was sent.
 		late := make(chan chan error, 2)
-		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "leaky", Description: "Leaves a goroutine behind.", Capability: "read",
+		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "leaky", Description: "Leaves a goroutine behind.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				go func() {
 					for reply := range late {
@@ -516,10 +516,10 @@ func TestFaults(t *testing.T) {
 
 	t.Run("response writer fails mid-write", func(t *testing.T) {
 		progressErr := make(chan error, 1)
-		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "big", Description: "A big answer.", Capability: "read",
+		e := newFaultEnv(t, nil, mcpmw.Tool{Name: "big", Description: "A big answer.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text(strings.Repeat("x", 64<<10)), nil
-			}}, mcpmw.Tool{Name: "progress", Description: "Streams.", Capability: "read",
+				return mcpmw.TextResult(strings.Repeat("x", 64<<10)), nil
+			}}, mcpmw.Tool{Name: "progress", Description: "Streams.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i := 1; i <= 3; i++ {
 					if err := mcpmw.Progress(ctx, float64(i), 3, ""); err != nil {
@@ -528,7 +528,7 @@ func TestFaults(t *testing.T) {
 					}
 				}
 				progressErr <- nil
-				return mcpmw.Text("done"), nil
+				return mcpmw.TextResult("done"), nil
 			}})
 		for _, tt := range []struct {
 			name   string
@@ -635,12 +635,12 @@ func (w *panickingWriter) Write(p []byte) (int, error) {
 // writer again.
 func TestAuditOnceWhenTheResponseWriterPanics(t *testing.T) {
 	t.Parallel()
-	progress := mcpmw.Tool{Name: "progress", Description: "Streams.", Capability: "read",
+	progress := mcpmw.Tool{Name: "progress", Description: "Streams.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			if err := mcpmw.Progress(ctx, 1, 2, ""); err != nil {
 				return mcpmw.ToolResult{}, err
 			}
-			return mcpmw.Text("done"), nil
+			return mcpmw.TextResult("done"), nil
 		}}
 	streamed := func() *http.Request {
 		return req(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":7,`+
@@ -693,10 +693,10 @@ func TestAuditOnceWhenTheResponseWriterPanics(t *testing.T) {
 // quietly), never a panic of the writer's escaping ServeHTTP.
 func TestResponseWriterPanickingTwiceAbortsTheConnection(t *testing.T) {
 	t.Parallel()
-	progress := mcpmw.Tool{Name: "progress", Description: "Streams.", Capability: "read",
+	progress := mcpmw.Tool{Name: "progress", Description: "Streams.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			_ = mcpmw.Progress(ctx, 1, 2, "")
-			return mcpmw.Text("done"), nil
+			return mcpmw.TextResult("done"), nil
 		}}
 	var reg mcpmw.Registry
 	reg.Add(progress)

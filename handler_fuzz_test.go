@@ -30,19 +30,19 @@ const fuzzSecret = "s3cr3t-fuzz-token"
 func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 	var reg mcpmw.Registry
 	text := func(s string) func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-		return func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { return mcpmw.Text(s), nil }
+		return func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { return mcpmw.TextResult(s), nil }
 	}
 	reg.Add(
-		mcpmw.Tool{Name: "echo", Description: "Echoes.", Capability: "read",
+		mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 			Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				msg := a.String("message")
 				if err := a.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text(msg), nil
+				return mcpmw.TextResult(msg), nil
 			}},
-		mcpmw.Tool{Name: "args", Description: "Reads every kind of argument.", Capability: "read",
+		mcpmw.Tool{Name: "args", Description: "Reads every kind of argument.", Permission: "read",
 			Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				s, b, fl := a.OptString("s", ""), a.OptBool("b", false), a.OptFloat("f", 0)
 				n, c := a.OptInt("n", 0), a.IntClamp("c", 5, 1, 10)
@@ -51,11 +51,11 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 				}
 				return mcpmw.ToolResult{StructuredContent: map[string]any{"s": s, "b": b, "f": fl, "n": n, "c": c}}, nil
 			}},
-		mcpmw.Tool{Name: "raw", Description: "Returns its arguments as structured content.", Capability: "read",
+		mcpmw.Tool{Name: "raw", Description: "Returns its arguments as structured content.", Permission: "read",
 			Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{StructuredContent: a.Raw()}, nil
 			}},
-		mcpmw.Tool{Name: "decode", Description: "Decodes its arguments into a struct.", Capability: "read",
+		mcpmw.Tool{Name: "decode", Description: "Decodes its arguments into a struct.", Permission: "read",
 			Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				var v struct {
 					N  int               `json:"n"`
@@ -65,38 +65,38 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 				if err := a.Decode(&v); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text(fmt.Sprint(v.N, len(v.S), len(v.KV))), nil
+				return mcpmw.TextResult(fmt.Sprint(v.N, len(v.S), len(v.KV))), nil
 			}},
-		mcpmw.Tool{Name: "write_it", Description: "Needs write.", Capability: "write", Call: text("written")},
-		mcpmw.Tool{Name: "fails", Description: "isError.", Capability: "read",
+		mcpmw.Tool{Name: "write_it", Description: "Needs write.", Permission: "write", Call: text("written")},
+		mcpmw.Tool{Name: "fails", Description: "isError.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Errorf("upstream down"), nil
+				return mcpmw.ErrorResult("upstream down"), nil
 			}},
-		mcpmw.Tool{Name: "breaks", Description: "Internal error.", Capability: "read",
+		mcpmw.Tool{Name: "breaks", Description: "Internal error.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{}, fmt.Errorf("db down")
 			}},
-		mcpmw.Tool{Name: "rpc_error", Description: "JSON-RPC error.", Capability: "read",
+		mcpmw.Tool{Name: "rpc_error", Description: "JSON-RPC error.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{}, &mcpmw.Error{Code: mcpmw.CodeInvalidParams, Message: "no such order"}
 			}},
-		mcpmw.Tool{Name: "panics", Description: "Panics.", Capability: "read",
+		mcpmw.Tool{Name: "panics", Description: "Panics.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { panic("tool exploded") }},
-		mcpmw.Tool{Name: "region", Description: "Mirrors arguments in Mcp-Param headers.", Capability: "read",
+		mcpmw.Tool{Name: "region", Description: "Mirrors arguments in Mcp-Param headers.", Permission: "read",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
 				`"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"}}}`),
 			Call: text("routed")},
-		mcpmw.Tool{Name: "needs_sampling", Description: "Requires sampling.", Capability: "read", ClientCapabilities: []string{"sampling"},
+		mcpmw.Tool{Name: "needs_sampling", Description: "Requires sampling.", Permission: "read", RequiredClientCapabilities: []string{"sampling"},
 			Call: text("sampled")},
-		mcpmw.Tool{Name: "slow", Description: "Outlives its timeout.", Capability: "read", Timeout: 2 * time.Millisecond,
+		mcpmw.Tool{Name: "slow", Description: "Outlives its timeout.", Permission: "read", Timeout: 2 * time.Millisecond,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				select {
 				case <-ctx.Done():
 				case <-time.After(time.Second):
 				}
-				return mcpmw.Text("finished"), nil
+				return mcpmw.TextResult("finished"), nil
 			}},
-		mcpmw.Tool{Name: "progress", Description: "Reports progress and logs, then answers or fails.", Capability: "read",
+		mcpmw.Tool{Name: "progress", Description: "Reports progress and logs, then answers or fails.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i := 1; i <= 3; i++ {
 					_ = mcpmw.Progress(ctx, float64(i), 3, a.OptString("message", ""))
@@ -105,7 +105,7 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 				if a.OptBool("fail", false) {
 					return mcpmw.ToolResult{}, fmt.Errorf("failed after progress")
 				}
-				return mcpmw.Text("done"), nil
+				return mcpmw.TextResult("done"), nil
 			}},
 	)
 	authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
@@ -127,9 +127,9 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
 			switch req.Method {
 			case "resources/list":
-				return mcpmw.Result(map[string]any{"resources": []any{}})
+				return mcpmw.ResultResponse(map[string]any{"resources": []any{}})
 			case "resources/read":
-				return mcpmw.Result("not an object") // the handler must turn this into -32603
+				return mcpmw.ResultResponse("not an object") // the handler must turn this into -32603
 			}
 			return next.Dispatch(ctx, req)
 		})
@@ -155,7 +155,7 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 // fuzzCaller can read; "writer" can also write.
 type fuzzCaller string
 
-func (c fuzzCaller) Can(cap mcpmw.Capability) bool { return cap == "read" || string(c) == "writer" }
+func (c fuzzCaller) Can(cap mcpmw.Permission) bool { return cap == "read" || string(c) == "writer" }
 
 // parseFuzzHeaders reads "Name: value" lines. Lines a server could not
 // have received (a name that is not a token, a control character in the

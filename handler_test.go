@@ -22,10 +22,10 @@ import (
 // user is a test Caller holding a fixed set of capabilities.
 type user struct {
 	name string
-	caps []mcpmw.Capability
+	caps []mcpmw.Permission
 }
 
-func (u *user) Can(c mcpmw.Capability) bool {
+func (u *user) Can(c mcpmw.Permission) bool {
 	for _, have := range u.caps {
 		if have == c {
 			return true
@@ -40,8 +40,8 @@ func (u *user) String() string { return u.name }
 func (u *user) CallerID() string { return u.name }
 
 var (
-	reader = &user{name: "reader", caps: []mcpmw.Capability{"read"}}
-	writer = &user{name: "writer", caps: []mcpmw.Capability{"read", "write"}}
+	reader = &user{name: "reader", caps: []mcpmw.Permission{"read"}}
+	writer = &user{name: "writer", caps: []mcpmw.Permission{"read", "write"}}
 )
 
 // spy is an Auditor that keeps every record.
@@ -89,12 +89,12 @@ func testTools() []mcpmw.Tool {
 		if err := args.Err(); err != nil {
 			return mcpmw.ToolResult{}, err
 		}
-		return mcpmw.Text(msg), nil
+		return mcpmw.TextResult(msg), nil
 	}
 	return []mcpmw.Tool{
-		{Name: "echo", Description: "Echoes.", Capability: "read", ReadOnly: mcpmw.Yes,
+		{Name: "echo", Description: "Echoes.", Permission: "read", ReadOnly: mcpmw.Yes,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`), Call: echo},
-		{Name: "add", Description: "Adds.", Capability: "read",
+		{Name: "add", Description: "Adds.", Permission: "read",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}}}`),
 			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
@@ -102,22 +102,22 @@ func testTools() []mcpmw.Tool {
 				if err := args.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Structured(map[string]float64{"sum": a + b}), nil
+				return mcpmw.StructuredResult(map[string]float64{"sum": a + b}), nil
 			}},
-		{Name: "write_it", Description: "Writes.", Capability: "write", Destructive: mcpmw.No, Call: echo},
-		{Name: "fails", Description: "Fails for the model.", Capability: "read",
+		{Name: "write_it", Description: "Writes.", Permission: "write", Destructive: mcpmw.No, Call: echo},
+		{Name: "fails", Description: "Fails for the model.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Errorf("the upstream is down"), nil
+				return mcpmw.ErrorResult("the upstream is down"), nil
 			}},
-		{Name: "breaks", Description: "Returns an internal error.", Capability: "read",
+		{Name: "breaks", Description: "Returns an internal error.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{}, errors.New("db: connection refused to 10.0.0.7")
 			}},
-		{Name: "rpc_error", Description: "Returns a JSON-RPC error.", Capability: "read",
+		{Name: "rpc_error", Description: "Returns a JSON-RPC error.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{}, &mcpmw.Error{Code: mcpmw.CodeInvalidParams, Message: "no such order"}
 			}},
-		{Name: "panics", Description: "Panics.", Capability: "read",
+		{Name: "panics", Description: "Panics.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				panic("tool exploded")
 			}},

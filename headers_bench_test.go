@@ -36,7 +36,7 @@ func headerBenchCases() []struct {
 
 type benchAllowAll struct{}
 
-func (benchAllowAll) Can(Capability) bool { return true }
+func (benchAllowAll) Can(Permission) bool { return true }
 
 // BenchmarkClassify measures header validation: deciding the revision and
 // checking MCP-Protocol-Version, _meta, Mcp-Method and Mcp-Name against the

@@ -6,10 +6,11 @@ import (
 	"net/http"
 )
 
-// A Capability names something a caller may do, in the application's own
+// A Permission names something a caller may do, in the application's own
 // vocabulary: "read", "orders:write", "admin". Each Tool declares the one it
-// needs and a Caller says whether it has it.
-type Capability string
+// needs and a Caller says whether it has it. (The word "capability" is kept
+// for what MCP means by it: what a server or a client supports.)
+type Permission string
 
 // A Caller is the application's own idea of who is calling, as returned by
 // its Authenticator. The handler only ever asks it one question. Tools that
@@ -33,8 +34,9 @@ type Capability string
 // every request); a Caller without CallerID, or with an empty one, cannot
 // cancel its calls from another request.
 type Caller interface {
-	// Can reports whether the caller may see and call tools that need cap.
-	Can(cap Capability) bool
+	// Can reports whether the caller holds permission p: may see and use the
+	// tools (and later resources and prompts) that need it.
+	Can(p Permission) bool
 }
 
 // An Authenticator turns an HTTP request into a Caller. It sees the request

@@ -11,19 +11,19 @@ import (
 // JWT claims struct holding MapClaims does: == on two of them panics.
 type claims struct{ data any }
 
-func (claims) Can(Capability) bool { return true }
+func (claims) Can(Permission) bool { return true }
 
 type idCaller struct {
 	id    string
 	roles []string
 }
 
-func (idCaller) Can(Capability) bool { return true }
+func (idCaller) Can(Permission) bool { return true }
 func (c idCaller) CallerID() string  { return c.id }
 
 type panickyID struct{}
 
-func (panickyID) Can(Capability) bool { return true }
+func (panickyID) Can(Permission) bool { return true }
 func (panickyID) CallerID() string    { panic("CallerID exploded") }
 
 func TestInflightCancelsOnlyTheSameCallerID(t *testing.T) {

@@ -43,7 +43,7 @@ func FuzzArgumentReadersAgree(f *testing.F) {
 	type reading struct{ region, team *string }
 	readings := make(chan [3]reading, 1)
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Capability: "read",
+	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Permission: "read",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"o":{"type":"object","properties":{"team":{"type":"string","x-mcp-header":"Team"}}}}}`),
 		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			var got [3]reading
@@ -71,7 +71,7 @@ func FuzzArgumentReadersAgree(f *testing.F) {
 				}
 			}
 			readings <- got
-			return mcpmw.Text("ok"), nil
+			return mcpmw.TextResult("ok"), nil
 		}})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	f.Fuzz(func(t *testing.T, args, region, team string, present uint8) {

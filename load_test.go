@@ -241,19 +241,19 @@ func runLoad(t *testing.T, d time.Duration) (*loadCounts, *loadAuditor) {
 func loadHandler(audit mcpmw.Auditor) http.Handler {
 	var reg mcpmw.Registry
 	reg.Add(
-		mcpmw.Tool{Name: "echo", Description: "Echoes.", Capability: "read",
+		mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
 			Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				msg := a.String("message")
 				if err := a.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text(msg), nil
+				return mcpmw.TextResult(msg), nil
 			}},
-		mcpmw.Tool{Name: "write_it", Description: "Writes.", Capability: "write",
+		mcpmw.Tool{Name: "write_it", Description: "Writes.", Permission: "write",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text("written"), nil
+				return mcpmw.TextResult("written"), nil
 			}},
-		mcpmw.Tool{Name: "progress", Description: "Reports progress, then answers; with forever, until its client leaves.", Capability: "read",
+		mcpmw.Tool{Name: "progress", Description: "Reports progress, then answers; with forever, until its client leaves.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				n := 3
 				if a.OptBool("forever", false) {
@@ -265,15 +265,15 @@ func loadHandler(audit mcpmw.Auditor) http.Handler {
 					}
 					time.Sleep(time.Millisecond)
 				}
-				return mcpmw.Text("done"), nil
+				return mcpmw.TextResult("done"), nil
 			}},
-		mcpmw.Tool{Name: "wait", Description: "Waits for its client to leave.", Capability: "read",
+		mcpmw.Tool{Name: "wait", Description: "Waits for its client to leave.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				select {
 				case <-ctx.Done():
 					return mcpmw.ToolResult{}, ctx.Err()
 				case <-time.After(10 * time.Second): // bounded; the audit row then differs and fails the test
-					return mcpmw.Text("the client never left"), nil
+					return mcpmw.TextResult("the client never left"), nil
 				}
 			}},
 	)

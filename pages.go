@@ -8,7 +8,7 @@ import (
 
 // What a caller sees in tools/list depends only on which of the registry's
 // capabilities it holds, so the handler asks Caller.Can once per distinct
-// capability (not once per tool), and the encoded page for that set is
+// permission (not once per tool), and the encoded page for that set is
 // built once and then reused byte for byte. The cost of a list is then
 // independent of how many tools are registered, and a page is written
 // without being re-encoded.
@@ -55,8 +55,8 @@ func pageKey(dst []byte, tab *toolTable, c Caller, rev, off int) []byte {
 	dst = append(dst, byte(rev))
 	dst = binary.AppendUvarint(dst, uint64(off))
 	var bits byte
-	for i, capability := range tab.caps {
-		if c.Can(capability) {
+	for i, p := range tab.caps {
+		if c.Can(p) {
 			bits |= 1 << (i % 8)
 		}
 		if i%8 == 7 {
@@ -70,7 +70,7 @@ func pageKey(dst []byte, tab *toolTable, c Caller, rev, off int) []byte {
 }
 
 // allowed reports whether the key's bitset (after its rev and offset
-// prefix of length at) grants capability index i.
+// prefix of length at) grants permission index i.
 func allowed(key []byte, at, i int) bool { return key[at+i/8]&(1<<(i%8)) != 0 }
 
 // buildPage encodes the page the key describes.

@@ -18,10 +18,10 @@ type Tool struct {
 	// Title is an optional display name; Description tells the model what
 	// the tool does and when to use it.
 	Title, Description string
-	// Capability is what a caller must be able to do (Caller.Can) to see
+	// Permission is what a caller must be able to do (Caller.Can) to see
 	// the tool in tools/list and to call it. It is required: a tool every
-	// caller may use still names a capability every caller has.
-	Capability Capability
+	// caller may use still names a permission every caller has.
+	Permission Permission
 	// InputSchema is the JSON Schema (2020-12) of the arguments, as raw
 	// JSON whose root is {"type":"object",...}. It is sent exactly as given
 	// (whitespace removed). Nil means a tool without arguments.
@@ -37,13 +37,13 @@ type Tool struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld Hint
 	// Icons are optional images for the tool; 2025-06-18 clients get none.
 	Icons []Icon
-	// ClientCapabilities lists client capabilities the tool cannot work
+	// RequiredClientCapabilities lists client capabilities the tool cannot work
 	// without, as dotted paths into the client's capabilities object:
 	// "sampling", "elicitation.url", "roots". A 2026-07-28 request whose
 	// clientCapabilities lack one is refused with -32021 (HTTP 400) before
 	// the tool runs. Legacy requests carry no per-request capabilities and
 	// are not checked.
-	ClientCapabilities []string
+	RequiredClientCapabilities []string
 	// Timeout bounds one call of the tool, overriding Options.ToolTimeout.
 	Timeout time.Duration
 	// Call runs the tool. It returns a result, or an error:
@@ -80,8 +80,8 @@ type Registry struct {
 type toolTable struct {
 	list   []*entry
 	byName map[string]*entry
-	caps   []Capability       // distinct capabilities, in order of first use
-	capIdx map[Capability]int // index into caps
+	caps   []Permission       // distinct capabilities, in order of first use
+	capIdx map[Permission]int // index into caps
 	pages  pageCache
 }
 
@@ -89,9 +89,9 @@ type toolTable struct {
 type entry struct {
 	Tool
 	enc          [3][]byte     // indexed by revIndex
-	capIndex     int           // index of Capability in its table's caps
+	capIndex     int           // index of Permission in its table's caps
 	headers      []headerParam // arguments mirrored in Mcp-Param-* headers
-	requiredData []byte        // -32021 data, when ClientCapabilities is set
+	requiredData []byte        // -32021 data, when RequiredClientCapabilities is set
 }
 
 // revIndex maps a revision to its slot in entry.enc.
@@ -107,7 +107,7 @@ func revIndex(v string) int {
 }
 
 // Add registers tools. It panics, with a message naming the tool, if a name
-// is invalid or already taken, if Capability or Call is missing, or if a
+// is invalid or already taken, if Permission or Call is missing, or if a
 // schema is not valid JSON (or, for InputSchema, not an object schema).
 // Such mistakes are found at startup, never while serving.
 func (r *Registry) Add(tools ...Tool) {
@@ -115,13 +115,13 @@ func (r *Registry) Add(tools ...Tool) {
 	defer r.mu.Unlock()
 	old := r.table()
 	// Entries already published are shared with running requests: they are
-	// carried over as they are (their capability indices stay valid, since
-	// the capability list only grows), never written to.
+	// carried over as they are (their permission indices stay valid, since
+	// the permission list only grows), never written to.
 	next := &toolTable{
 		list:   append(make([]*entry, 0, len(old.list)+len(tools)), old.list...),
 		byName: make(map[string]*entry, len(old.list)+len(tools)),
-		caps:   append([]Capability(nil), old.caps...),
-		capIdx: make(map[Capability]int, len(old.caps)+1),
+		caps:   append([]Permission(nil), old.caps...),
+		capIdx: make(map[Permission]int, len(old.caps)+1),
 	}
 	for k, v := range old.byName {
 		next.byName[k] = v
@@ -134,11 +134,11 @@ func (r *Registry) Add(tools ...Tool) {
 		if _, dup := next.byName[t.Name]; dup {
 			panic(fmt.Sprintf("mcpmw: tool %q is registered twice", t.Name))
 		}
-		i, ok := next.capIdx[e.Capability]
+		i, ok := next.capIdx[e.Permission]
 		if !ok {
 			i = len(next.caps)
-			next.caps = append(next.caps, e.Capability)
-			next.capIdx[e.Capability] = i
+			next.caps = append(next.caps, e.Permission)
+			next.capIdx[e.Permission] = i
 		}
 		e.capIndex = i
 		next.list = append(next.list, e)
@@ -188,8 +188,8 @@ func prepare(t Tool) *entry {
 	if !validToolName(t.Name) {
 		panic(fmt.Sprintf("mcpmw: tool name %q is invalid: use 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', '-'", t.Name))
 	}
-	if t.Capability == "" {
-		panic(fmt.Sprintf("mcpmw: tool %q has no Capability; name one that every permitted caller has", t.Name))
+	if t.Permission == "" {
+		panic(fmt.Sprintf("mcpmw: tool %q has no Permission; name one that every permitted caller has", t.Name))
 	}
 	if t.Call == nil {
 		panic(fmt.Sprintf("mcpmw: tool %q has no Call func", t.Name))
@@ -215,8 +215,8 @@ func prepare(t Tool) *entry {
 		t.OutputSchema = nil
 	}
 	e := &entry{Tool: t, headers: headerParams(t.Name, in)}
-	if len(t.ClientCapabilities) > 0 {
-		e.requiredData = requiredCapabilitiesData(t.Name, t.ClientCapabilities)
+	if len(t.RequiredClientCapabilities) > 0 {
+		e.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
 	}
 	for _, v := range supportedVersions {
 		e.enc[revIndex(v)] = appendToolDef(nil, &t, v, outObject)

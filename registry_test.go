@@ -16,12 +16,12 @@ import (
 )
 
 func noop(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-	return mcpmw.Text("ok"), nil
+	return mcpmw.TextResult("ok"), nil
 }
 
 func TestRegistryAddPanics(t *testing.T) {
 	t.Parallel()
-	valid := mcpmw.Tool{Name: "t", Capability: "read", Call: noop}
+	valid := mcpmw.Tool{Name: "t", Permission: "read", Call: noop}
 	with := func(f func(*mcpmw.Tool)) mcpmw.Tool { tool := valid; f(&tool); return tool }
 	for _, tt := range []struct {
 		name string
@@ -32,7 +32,7 @@ func TestRegistryAddPanics(t *testing.T) {
 		{"name with space", with(func(t *mcpmw.Tool) { t.Name = "a b" }), `mcpmw: tool name "a b" is invalid`},
 		{"name with slash", with(func(t *mcpmw.Tool) { t.Name = "a/b" }), `mcpmw: tool name "a/b" is invalid`},
 		{"name too long", with(func(t *mcpmw.Tool) { t.Name = strings.Repeat("a", 65) }), "is invalid"},
-		{"no capability", with(func(t *mcpmw.Tool) { t.Capability = "" }), `mcpmw: tool "t" has no Capability`},
+		{"no capability", with(func(t *mcpmw.Tool) { t.Permission = "" }), `mcpmw: tool "t" has no Permission`},
 		{"no call", with(func(t *mcpmw.Tool) { t.Call = nil }), `mcpmw: tool "t" has no Call func`},
 		{"schema not JSON", with(func(t *mcpmw.Tool) { t.InputSchema = json.RawMessage(`{"type":`) }), `InputSchema is not valid JSON`},
 		{"schema not object", with(func(t *mcpmw.Tool) { t.InputSchema = json.RawMessage(`[]`) }), `InputSchema must be a JSON object`},
@@ -72,7 +72,7 @@ func TestRegistryConcurrentAddAndServe(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			reg.Add(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Capability: "read", Call: noop})
+			reg.Add(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Permission: "read", Call: noop})
 		}()
 		go func() {
 			defer wg.Done()
@@ -90,15 +90,15 @@ func TestToolDefinitionsPerRevision(t *testing.T) {
 	var reg mcpmw.Registry
 	schema := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"id":{"$anchor":"id","type":"string"}},"properties":{"id":{"$ref":"#id"}},"additionalProperties":false}`
 	reg.Add(
-		mcpmw.Tool{Name: "full", Title: "Full", Description: "All fields.", Capability: "read",
+		mcpmw.Tool{Name: "full", Title: "Full", Description: "All fields.", Permission: "read",
 			InputSchema:  json.RawMessage("{\n  " + schema[1:]),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
 			ReadOnly:     mcpmw.Yes, Destructive: mcpmw.No, Idempotent: mcpmw.Yes, OpenWorld: mcpmw.No,
 			Icons: []mcpmw.Icon{{Src: "https://example.com/i.png", MimeType: "image/png", Sizes: []string{"48x48"}}},
 			Call:  noop},
-		mcpmw.Tool{Name: "array_out", Description: "Array output.", Capability: "read",
+		mcpmw.Tool{Name: "array_out", Description: "Array output.", Permission: "read",
 			OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`), Call: noop},
-		mcpmw.Tool{Name: "plain", Description: "No hints.", Capability: "read", Call: noop},
+		mcpmw.Tool{Name: "plain", Description: "No hints.", Permission: "read", Call: noop},
 	)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	tools := func(w *httptest.ResponseRecorder) map[string]json.RawMessage {

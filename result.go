@@ -27,20 +27,20 @@ type ToolResult struct {
 }
 
 // Text returns a successful result holding one text block.
-func Text(s string) ToolResult { return ToolResult{Content: []Content{TextContent(s)}} }
+func TextResult(s string) ToolResult { return ToolResult{Content: []Content{TextContent(s)}} }
 
 // Errorf returns an isError result whose text is the formatted message, for
 // failures the model should see and correct.
-func Errorf(format string, a ...any) ToolResult {
+func ErrorResult(format string, a ...any) ToolResult {
 	return ToolResult{Content: []Content{TextContent(fmt.Sprintf(format, a...))}, IsError: true}
 }
 
 // Structured returns a result whose structured content is v; its JSON text
 // is sent as a text block too.
-func Structured(v any) ToolResult { return ToolResult{StructuredContent: v} }
+func StructuredResult(v any) ToolResult { return ToolResult{StructuredContent: v} }
 
 // Text returns the text of the result's text blocks, joined by newlines.
-func (r ToolResult) Text() string {
+func (r ToolResult) AllText() string {
 	var b strings.Builder
 	for _, c := range r.Content {
 		if c.Type == "text" {

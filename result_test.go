@@ -17,7 +17,7 @@ import (
 func callResult(t *testing.T, res mcpmw.ToolResult) map[string]string {
 	t.Helper()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "r", Description: "d", Capability: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	reg.Add(mcpmw.Tool{Name: "r", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		return res, nil
 	}})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Server: mcpmw.Implementation{Name: "s", Version: "1"}})
@@ -48,18 +48,18 @@ func TestToolResultEncoding(t *testing.T) {
 		res         mcpmw.ToolResult
 		modern, old string // the result object; old is for both legacy revisions
 	}{
-		{"text", mcpmw.Text("hi <b> & \"q\""),
+		{"text", mcpmw.TextResult("hi <b> & \"q\""),
 			`{"resultType":"complete","content":[{"type":"text","text":"hi \u003cb\u003e \u0026 \"q\""}],` + serverMeta + `}`,
 			`{"content":[{"type":"text","text":"hi \u003cb\u003e \u0026 \"q\""}]}`},
 		{"empty", mcpmw.ToolResult{},
 			`{"resultType":"complete","content":[],` + serverMeta + `}`, `{"content":[]}`},
-		{"error", mcpmw.Errorf("no city %q", "Atlantis"),
+		{"error", mcpmw.ErrorResult("no city %q", "Atlantis"),
 			`{"resultType":"complete","content":[{"type":"text","text":"no city \"Atlantis\""}],"isError":true,` + serverMeta + `}`,
 			`{"content":[{"type":"text","text":"no city \"Atlantis\""}],"isError":true}`},
-		{"structured object", mcpmw.Structured(map[string]int{"sum": 5}),
+		{"structured object", mcpmw.StructuredResult(map[string]int{"sum": 5}),
 			`{"resultType":"complete","content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5},` + serverMeta + `}`,
 			`{"content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5}}`},
-		{"structured array is text only on legacy", mcpmw.Structured([]int{1, 2}),
+		{"structured array is text only on legacy", mcpmw.StructuredResult([]int{1, 2}),
 			`{"resultType":"complete","content":[{"type":"text","text":"[1,2]"}],"structuredContent":[1,2],` + serverMeta + `}`,
 			`{"content":[{"type":"text","text":"[1,2]"}]}`},
 		{"structured array with content keeps its text on legacy",
@@ -94,10 +94,10 @@ func TestToolResultEncoding(t *testing.T) {
 func TestToolResultBadContent(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "bad", Description: "d", Capability: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	reg.Add(mcpmw.Tool{Name: "bad", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		return mcpmw.ToolResult{Content: []mcpmw.Content{{Type: "video"}}}, nil
-	}}, mcpmw.Tool{Name: "unencodable", Description: "d", Capability: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-		return mcpmw.Structured(map[string]any{"ch": make(chan int)}), nil
+	}}, mcpmw.Tool{Name: "unencodable", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		return mcpmw.StructuredResult(map[string]any{"ch": make(chan int)}), nil
 	}})
 	logs := &syncBuffer{}
 	a := &spy{}
@@ -116,8 +116,8 @@ func TestToolResultBadContent(t *testing.T) {
 func TestToolResultText(t *testing.T) {
 	t.Parallel()
 	r := mcpmw.ToolResult{Content: []mcpmw.Content{mcpmw.TextContent("a"), mcpmw.ImageContent(nil, "image/png"), mcpmw.TextContent("b")}}
-	assert.Equal(t, "a\nb", r.Text())
-	assert.Equal(t, "", mcpmw.ToolResult{}.Text())
-	assert.True(t, mcpmw.Errorf("x").IsError)
-	assert.Equal(t, "x", mcpmw.Text("x").Text())
+	assert.Equal(t, "a\nb", r.AllText())
+	assert.Equal(t, "", mcpmw.ToolResult{}.AllText())
+	assert.True(t, mcpmw.ErrorResult("x").IsError)
+	assert.Equal(t, "x", mcpmw.TextResult("x").AllText())
 }

@@ -46,7 +46,7 @@ func TestToolTimeoutHoldsWhenTheClientStopsReading(t *testing.T) {
 			}
 			ended := make(chan ending, 1)
 			var reg mcpmw.Registry
-			reg.Add(mcpmw.Tool{Name: "flood", Description: "Notifies until it cannot.", Capability: "read", Timeout: timeout,
+			reg.Add(mcpmw.Tool{Name: "flood", Description: "Notifies until it cannot.", Permission: "read", Timeout: timeout,
 				Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 					start := time.Now()
 					for i := 1; i <= 2000; i++ { // bounded: 2000 × 64 KiB is far more than any socket buffer
@@ -56,7 +56,7 @@ func TestToolTimeoutHoldsWhenTheClientStopsReading(t *testing.T) {
 						}
 					}
 					ended <- ending{nil, 2000, time.Since(start)}
-					return mcpmw.Text("the client took everything"), nil
+					return mcpmw.TextResult("the client took everything"), nil
 				}})
 			a := &spy{}
 			srv := httptest.NewServer(mcpmw.New(&reg, tokenAuthn, a, tt.opts))

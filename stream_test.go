@@ -55,12 +55,12 @@ func events(t *testing.T, body string) []map[string]any {
 
 // notifier is a tool that reports progress and logs, then answers.
 func notifier(calls func(ctx context.Context) error) mcpmw.Tool {
-	return mcpmw.Tool{Name: "work", Description: "Works.", Capability: "read",
+	return mcpmw.Tool{Name: "work", Description: "Works.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			if err := calls(ctx); err != nil {
 				return mcpmw.ToolResult{}, err
 			}
-			return mcpmw.Text("done"), nil
+			return mcpmw.TextResult("done"), nil
 		}}
 }
 
@@ -195,13 +195,13 @@ func TestProgressWithoutATokenSendsNothing(t *testing.T) {
 func TestErrorsBeforeTheStreamKeepTheirStatus(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "needs_sampling", Description: "d", Capability: "read", ClientCapabilities: []string{"sampling"},
+	reg.Add(mcpmw.Tool{Name: "needs_sampling", Description: "d", Permission: "read", RequiredClientCapabilities: []string{"sampling"},
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			_ = mcpmw.Progress(ctx, 1, 0, "")
-			return mcpmw.Text("ran"), nil
+			return mcpmw.TextResult("ran"), nil
 		}},
-		mcpmw.Tool{Name: "admin_only", Description: "d", Capability: "admin", Call: noop},
-		mcpmw.Tool{Name: "late_error", Description: "d", Capability: "read", Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+		mcpmw.Tool{Name: "admin_only", Description: "d", Permission: "admin", Call: noop},
+		mcpmw.Tool{Name: "late_error", Description: "d", Permission: "read", Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			_ = mcpmw.Progress(ctx, 1, 0, "")
 			return mcpmw.ToolResult{}, errors.New("boom after progress")
 		}})
@@ -315,7 +315,7 @@ func TestLogToClient(t *testing.T) {
 
 // blocking is a tool that waits for its context and reports why it ended.
 func blocking(started chan<- struct{}, ended chan<- error) mcpmw.Tool {
-	return mcpmw.Tool{Name: "wait", Description: "Waits.", Capability: "read",
+	return mcpmw.Tool{Name: "wait", Description: "Waits.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			started <- struct{}{}
 			select {
@@ -324,7 +324,7 @@ func blocking(started chan<- struct{}, ended chan<- error) mcpmw.Tool {
 				return mcpmw.ToolResult{}, ctx.Err()
 			case <-time.After(10 * time.Second):
 				ended <- nil
-				return mcpmw.Text("finished"), nil
+				return mcpmw.TextResult("finished"), nil
 			}
 		}}
 }

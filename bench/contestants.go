@@ -64,27 +64,27 @@ var discardLogger = slog.New(slog.DiscardHandler)
 
 type benchCaller struct{}
 
-func (benchCaller) Can(mcpmw.Capability) bool { return true }
+func (benchCaller) Can(mcpmw.Permission) bool { return true }
 func (benchCaller) String() string            { return "bench-user" }
 
 func ourTools(tools int) []mcpmw.Tool {
 	list := []mcpmw.Tool{{
-		Name: "echo", Description: echoDescription, Capability: "read",
+		Name: "echo", Description: echoDescription, Permission: "read",
 		InputSchema: json.RawMessage(echoSchema),
 		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			msg := args.String("message")
 			if err := args.Err(); err != nil {
 				return mcpmw.ToolResult{}, err
 			}
-			return mcpmw.Text(msg), nil
+			return mcpmw.TextResult(msg), nil
 		},
 	}}
 	for i := 1; i < tools; i++ {
 		list = append(list, mcpmw.Tool{
-			Name: dummyName(i), Description: fmt.Sprintf(dummyDescription, i), Capability: "read",
+			Name: dummyName(i), Description: fmt.Sprintf(dummyDescription, i), Permission: "read",
 			InputSchema: json.RawMessage(dummySchema),
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text("ok"), nil
+				return mcpmw.TextResult("ok"), nil
 			},
 		})
 	}

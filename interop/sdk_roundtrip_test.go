@@ -34,7 +34,7 @@ const serverName = "interop-server"
 type readerCaller struct{}
 
 // Can reports whether the caller has capability c; only "read" is granted.
-func (readerCaller) Can(c mcpmw.Capability) bool { return c == "read" }
+func (readerCaller) Can(c mcpmw.Permission) bool { return c == "read" }
 
 // String names the caller in audit records without exposing credentials.
 func (readerCaller) String() string { return "reader" }
@@ -188,7 +188,7 @@ func newRegistry() *mcpmw.Registry {
 		mcpmw.Tool{
 			Name:        "echo",
 			Description: "Returns the message it is given.",
-			Capability:  "read",
+			Permission:  "read",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 			ReadOnly:    mcpmw.Yes,
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
@@ -196,13 +196,13 @@ func newRegistry() *mcpmw.Registry {
 				if err := args.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text(msg), nil
+				return mcpmw.TextResult(msg), nil
 			},
 		},
 		mcpmw.Tool{
 			Name:         "add",
 			Description:  "Adds two numbers.",
-			Capability:   "read",
+			Permission:   "read",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`),
 			ReadOnly:     mcpmw.Yes,
@@ -221,9 +221,9 @@ func newRegistry() *mcpmw.Registry {
 		mcpmw.Tool{
 			Name:        "secret",
 			Description: "Only administrators may call this.",
-			Capability:  "admin",
+			Permission:  "admin",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text("the secret"), nil
+				return mcpmw.TextResult("the secret"), nil
 			},
 		},
 	)

@@ -21,7 +21,7 @@ import (
 
 type everyone struct{}
 
-func (everyone) Can(mcpmw.Capability) bool { return true }
+func (everyone) Can(mcpmw.Permission) bool { return true }
 
 // serve builds a handler with limiter l and counts audit records.
 func serve(l mcpmw.RateLimiter, ip func(*http.Request) string) (http.Handler, *atomic.Int64) {

@@ -21,11 +21,11 @@ import (
 type session struct {
 	name   string
 	tenant string
-	caps   map[mcpmw.Capability]bool
+	caps   map[mcpmw.Permission]bool
 }
 
 // Can reports whether the session holds capability c.
-func (s *session) Can(c mcpmw.Capability) bool { return s.caps[c] }
+func (s *session) Can(c mcpmw.Permission) bool { return s.caps[c] }
 
 // String is how the session appears in audit records: its name, never its
 // token.
@@ -58,8 +58,8 @@ type tokenEntry struct {
 }
 
 func newTokenAuth() *tokenAuth {
-	caps := func(cs ...mcpmw.Capability) map[mcpmw.Capability]bool {
-		m := make(map[mcpmw.Capability]bool, len(cs))
+	caps := func(cs ...mcpmw.Permission) map[mcpmw.Permission]bool {
+		m := make(map[mcpmw.Permission]bool, len(cs))
 		for _, c := range cs {
 			m[c] = true
 		}
@@ -139,7 +139,7 @@ func tools(store *noteStore) []mcpmw.Tool {
 			Name:        "echo",
 			Title:       "Echo",
 			Description: "Returns the given message unchanged. Useful to check the connection.",
-			Capability:  "read",
+			Permission:  "read",
 			ReadOnly:    mcpmw.Yes,
 			OpenWorld:   mcpmw.No,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"Text to echo back."}},"required":["message"],"additionalProperties":false}`),
@@ -148,14 +148,14 @@ func tools(store *noteStore) []mcpmw.Tool {
 				if err := args.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text(msg), nil
+				return mcpmw.TextResult(msg), nil
 			},
 		},
 		{
 			Name:         "add",
 			Title:        "Add two numbers",
 			Description:  "Adds a and b and returns the sum.",
-			Capability:   "read",
+			Permission:   "read",
 			ReadOnly:     mcpmw.Yes,
 			OpenWorld:    mcpmw.No,
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"additionalProperties":false}`),
@@ -176,7 +176,7 @@ func tools(store *noteStore) []mcpmw.Tool {
 			Name:        "note_create",
 			Title:       "Create a note",
 			Description: "Stores a short text note for your team and returns its id.",
-			Capability:  "write",
+			Permission:  "write",
 			Destructive: mcpmw.No,
 			Idempotent:  mcpmw.No,
 			OpenWorld:   mcpmw.No,
@@ -188,11 +188,11 @@ func tools(store *noteStore) []mcpmw.Tool {
 					return mcpmw.ToolResult{}, err
 				}
 				if text == "" || len(text) > 2000 {
-					return mcpmw.Errorf("text must be 1 to 2000 bytes long; it is %d", len(text)), nil
+					return mcpmw.ErrorResult("text must be 1 to 2000 bytes long; it is %d", len(text)), nil
 				}
 				n, err := store.add(s.tenant, s.name, text)
 				if err != nil {
-					return mcpmw.Errorf("%v", err), nil
+					return mcpmw.ErrorResult("%v", err), nil
 				}
 				return mcpmw.ToolResult{
 					Content:           []mcpmw.Content{mcpmw.TextContent(fmt.Sprintf("created note %d", n.ID))},
@@ -204,7 +204,7 @@ func tools(store *noteStore) []mcpmw.Tool {
 			Name:        "notes_list",
 			Title:       "List notes",
 			Description: "Lists your team's notes, newest first.",
-			Capability:  "read",
+			Permission:  "read",
 			ReadOnly:    mcpmw.Yes,
 			OpenWorld:   mcpmw.No,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":50,"default":20,"description":"How many notes to return (1 to 50, default 20)."}},"additionalProperties":false}`),

@@ -90,13 +90,13 @@ func faultTools() []mcpmw.Tool {
 	schema := json.RawMessage(`{"type":"object"}`)
 	return []mcpmw.Tool{
 		{
-			Name: "fail", Description: "Always fails with an internal error.", Capability: "read", InputSchema: schema,
+			Name: "fail", Description: "Always fails with an internal error.", Permission: "read", InputSchema: schema,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{}, errors.New("connecting to db: password hunter2 rejected")
 			},
 		},
 		{
-			Name: "explode", Description: "Always panics.", Capability: "read", InputSchema: schema,
+			Name: "explode", Description: "Always panics.", Permission: "read", InputSchema: schema,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				panic("explode: nil map in the tool")
 			},

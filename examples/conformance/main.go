@@ -37,7 +37,7 @@ import (
 type anyone struct{}
 
 // Can implements mcpmw.Caller.
-func (anyone) Can(mcpmw.Capability) bool { return true }
+func (anyone) Can(mcpmw.Permission) bool { return true }
 
 // String is how the caller appears in audit records.
 func (anyone) String() string { return "anyone" }

@@ -17,7 +17,7 @@ import (
 // The fixture tools, named and shaped as the conformance suite's scenarios
 // expect (tools-*, server-stateless, json-schema-2020-12, the header
 // scenarios). Every tool needs the capability "test", which anyone has.
-const testCap mcpmw.Capability = "test"
+const testCap mcpmw.Permission = "test"
 
 // stepDelay separates the progress and log notifications of one call, so
 // that the client sees them arrive while the tool runs.
@@ -29,25 +29,25 @@ const stepDelay = 50 * time.Millisecond
 func tools() []mcpmw.Tool {
 	return []mcpmw.Tool{
 		{
-			Name: "test_simple_text", Description: "Returns one text block.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_simple_text", Description: "Returns one text block.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text("This is a simple text response for testing."), nil
+				return mcpmw.TextResult("This is a simple text response for testing."), nil
 			},
 		},
 		{
-			Name: "test_image_content", Description: "Returns one image block: a 1x1 red PNG.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_image_content", Description: "Returns one image block: a 1x1 red PNG.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{mcpmw.ImageContent(redPixelPNG, "image/png")}}, nil
 			},
 		},
 		{
-			Name: "test_audio_content", Description: "Returns one audio block: 10 ms of a 440 Hz tone as WAV.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_audio_content", Description: "Returns one audio block: 10 ms of a 440 Hz tone as WAV.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{mcpmw.AudioContent(toneWAV, "audio/wav")}}, nil
 			},
 		},
 		{
-			Name: "test_embedded_resource", Description: "Returns one embedded text resource.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_embedded_resource", Description: "Returns one embedded text resource.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{
 					mcpmw.EmbeddedResource("test://embedded-resource", "text/plain", "This is an embedded resource content.", nil),
@@ -55,7 +55,7 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_multiple_content_types", Description: "Returns a text, an image and an embedded resource block.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_multiple_content_types", Description: "Returns a text, an image and an embedded resource block.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{
 					mcpmw.TextContent("Multiple content types test:"),
@@ -65,13 +65,13 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_error_handling", Description: "Always fails, with an isError result the model can read.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_error_handling", Description: "Always fails, with an isError result the model can read.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Errorf("This tool intentionally returns an error for testing"), nil
+				return mcpmw.ErrorResult("This tool intentionally returns an error for testing"), nil
 			},
 		},
 		{
-			Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100, 50 ms apart, when the client sent a progress token.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100, 50 ms apart, when the client sent a progress token.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i, p := range []float64{0, 50, 100} {
 					if i > 0 {
@@ -83,11 +83,11 @@ func tools() []mcpmw.Tool {
 						return mcpmw.ToolResult{}, err
 					}
 				}
-				return mcpmw.Text("Progress reported: 0, 50 and 100 of 100."), nil
+				return mcpmw.TextResult("Progress reported: 0, 50 and 100 of 100."), nil
 			},
 		},
 		{
-			Name: "test_tool_with_logging", Description: "Sends three info log messages, 50 ms apart, to clients that take log messages.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_tool_with_logging", Description: "Sends three info log messages, 50 ms apart, to clients that take log messages.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 					if i > 0 {
@@ -99,45 +99,45 @@ func tools() []mcpmw.Tool {
 						return mcpmw.ToolResult{}, err
 					}
 				}
-				return mcpmw.Text("Tool with logging executed successfully"), nil
+				return mcpmw.TextResult("Tool with logging executed successfully"), nil
 			},
 		},
 		{
-			Name: "test_logging_tool", Description: "Sends an info log message; on 2026-07-28 only a request that set a log level receives it.", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_logging_tool", Description: "Sends an info log message; on 2026-07-28 only a request that set a log level receives it.", Permission: testCap, ReadOnly: mcpmw.Yes,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				if err := mcpmw.Log(ctx, mcpmw.LogInfo, "conformance", "test log emission"); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text("Logging attempted."), nil
+				return mcpmw.TextResult("Logging attempted."), nil
 			},
 		},
 		{
-			Name: "test_missing_capability", Description: "Requires the client's sampling capability: a 2026-07-28 request without it is refused with -32021 before the tool runs.", Capability: testCap, ReadOnly: mcpmw.Yes,
-			ClientCapabilities: []string{"sampling"},
+			Name: "test_missing_capability", Description: "Requires the client's sampling capability: a 2026-07-28 request without it is refused with -32021 before the tool runs.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			RequiredClientCapabilities: []string{"sampling"},
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.Text("The client declared the sampling capability."), nil
+				return mcpmw.TextResult("The client declared the sampling capability."), nil
 			},
 		},
 		{
-			Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", Permission: testCap, ReadOnly: mcpmw.Yes,
 			InputSchema: schema2020,
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				name := args.OptString("name", "")
 				if err := args.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text("Schema accepted for " + name + "."), nil
+				return mcpmw.TextResult("Schema accepted for " + name + "."), nil
 			},
 		},
 		{
-			Name: "test_custom_header", Description: "Echoes region, which clients also send in the Mcp-Param-Region header (x-mcp-header).", Capability: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_custom_header", Description: "Echoes region, which clients also send in the Mcp-Param-Region header (x-mcp-header).", Permission: testCap, ReadOnly: mcpmw.Yes,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","description":"Any text; mirrored in Mcp-Param-Region.","x-mcp-header":"Region"}},"required":["region"]}`),
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				region := args.String("region")
 				if err := args.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				return mcpmw.Text("region: " + region), nil
+				return mcpmw.TextResult("region: " + region), nil
 			},
 		},
 	}
