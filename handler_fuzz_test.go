@@ -30,7 +30,9 @@ const fuzzSecret = "s3cr3t-fuzz-token"
 func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 	var reg mcpmw.Registry
 	text := func(s string) func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-		return func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { return mcpmw.TextResult(s), nil }
+		return func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+			return mcpmw.TextResult(s), nil
+		}
 	}
 	reg.Add(
 		mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
