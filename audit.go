@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // An Auditor records what happened to each request. The handler calls Audit
@@ -134,37 +132,4 @@ func callerAttr(c Caller) slog.Attr {
 	default:
 		return slog.String("caller", fmt.Sprintf("%T", c))
 	}
-}
-
-// maxEcho is how many runes of a client-supplied value are echoed back in an
-// error message or an audit summary.
-const maxEcho = 100
-
-// capEcho returns s cut to maxEcho runes plus an ellipsis, with invalid UTF-8
-// replaced, so a client's input can be quoted safely.
-func capEcho(s string) string {
-	if len(s) <= maxEcho && utf8.ValidString(s) {
-		return s
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	n := 0
-	for i := range s {
-		if n == maxEcho {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
-}
-
-// capBytes is capEcho for raw bytes with an explicit byte limit.
-func capBytes(b []byte, limit int) string {
-	if len(b) <= limit {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "…"
 }

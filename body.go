@@ -13,32 +13,53 @@ import (
 
 // checkMediaTypes requires an uncompressed JSON body and an Accept header,
 // if any, that allows JSON or an event stream.
-func checkMediaTypes(r *http.Request) *Response {
-	for _, ce := range r.Header.Values("Content-Encoding") {
+func checkMediaTypes(r *http.Request) *answer {
+	if a := checkContentEncoding(r.Header); a != nil {
+		return a
+	}
+	if a := checkContentType(r.Header); a != nil {
+		return a
+	}
+	return checkAccept(r.Header)
+}
+
+// checkContentEncoding refuses a compressed body: RFC 9110 §15.5.16 says
+// 415 for an unsupported content coding, with Accept-Encoding saying what
+// is accepted.
+func checkContentEncoding(h http.Header) *answer {
+	for _, ce := range h.Values("Content-Encoding") {
 		for _, coding := range strings.Split(ce, ",") {
 			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
-				// RFC 9110 §15.5.16: 415 for an unsupported content coding,
-				// with Accept-Encoding saying what is accepted.
-				return &Response{Status: http.StatusUnsupportedMediaType, Header: http.Header{"Accept-Encoding": {"identity"}},
-					Error: &Error{Code: CodeInvalidRequest, Message: "Unsupported Media Type: send the body uncompressed (Content-Encoding " + quoteEcho(c) + " is not accepted)"}}
+				a := refusal(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Unsupported Media Type: send the body uncompressed (Content-Encoding "+quoteEcho(c)+" is not accepted)")
+				a.header = http.Header{"Accept-Encoding": {"identity"}}
+				return a
 			}
 		}
 	}
-	cts := r.Header.Values("Content-Type")
-	if len(cts) > 1 {
+	return nil
+}
+
+// checkContentType requires exactly one Content-Type, application/json.
+func checkContentType(h http.Header) *answer {
+	if len(h.Values("Content-Type")) > 1 {
 		// Readers disagree on which of two to honour (Get takes the first,
 		// many proxies the last): refuse rather than guess.
-		return &Response{Status: http.StatusUnsupportedMediaType, Error: &Error{Code: CodeInvalidRequest,
-			Message: "Unsupported Media Type: send exactly one Content-Type header, application/json"}}
+		return refusal(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Unsupported Media Type: send exactly one Content-Type header, application/json")
 	}
-	ct := r.Header.Get("Content-Type")
+	ct := h.Get("Content-Type")
 	if ct == "application/json" {
-		// the common case, without parsing
-	} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return &Response{Status: http.StatusUnsupportedMediaType, Error: &Error{Code: CodeInvalidRequest,
-			Message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json (got " + quoteEcho(ct) + ")"}}
+		return nil // the common case, without parsing
 	}
-	accepts := r.Header.Values("Accept")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return refusal(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json (got "+quoteEcho(ct)+")")
+	}
+	return nil
+}
+
+// checkAccept requires an Accept header, when there is one, to allow JSON
+// or an event stream.
+func checkAccept(h http.Header) *answer {
+	accepts := h.Values("Accept")
 	if len(accepts) == 0 {
 		return nil
 	}
@@ -53,8 +74,7 @@ func checkMediaTypes(r *http.Request) *Response {
 			}
 		}
 	}
-	return &Response{Status: http.StatusNotAcceptable, Error: &Error{Code: CodeInvalidRequest,
-		Message: "Not Acceptable: the Accept header must allow application/json or text/event-stream"}}
+	return refusal(http.StatusNotAcceptable, CodeInvalidRequest, "Not Acceptable: the Accept header must allow application/json or text/event-stream")
 }
 
 // readBody reads the whole body, up to the limit.
@@ -65,13 +85,14 @@ func checkMediaTypes(r *http.Request) *Response {
 // connection. The first buffer holds a typical request in one allocation;
 // each later one doubles, so a client that sends n bytes costs at most about
 // 2n, never more than the Content-Length (or MaxBodyBytes+1 without one).
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Response) {
-	tooLarge := func() *Response {
-		return &Response{Status: http.StatusRequestEntityTooLarge, Error: &Error{Code: CodeInvalidRequest,
-			Message: "Request body too large: the limit is " + strconv.FormatInt(h.maxBody, 10) + " bytes"}}
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *answer) {
+	tooLarge := func() *answer {
+		return refusal(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "Request body too large: the limit is "+strconv.FormatInt(h.maxBody, 10)+" bytes")
 	}
-	readErr := func(err error) *Response {
-		return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidRequest, Message: "Could not read the request body"}, err: err}
+	readErr := func(err error) *answer {
+		a := refusal(http.StatusBadRequest, CodeInvalidRequest, "Could not read the request body")
+		a.resp.Cause = err
+		return a
 	}
 	if r.ContentLength > h.maxBody {
 		return nil, tooLarge()

@@ -13,12 +13,9 @@ import (
 	"github.com/mcpmw/mcpmw"
 )
 
-// withResources serves resources/list and delegates everything else.
-func withResources(next mcpmw.Dispatcher) mcpmw.Dispatcher {
-	return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
-		if req.Method != "resources/list" {
-			return next.Dispatch(ctx, req)
-		}
+// listResources is an application's resources/list method.
+var listResources = mcpmw.Method{Name: "resources/list", Capability: "resources",
+	Handle: func(_ context.Context, req *mcpmw.Request) *mcpmw.Response {
 		result := map[string]any{"resources": []any{map[string]any{"uri": "test://a", "name": "a"}}}
 		if !req.Legacy() {
 			result["ttlMs"], result["cacheScope"] = 1000, "public"
@@ -26,7 +23,12 @@ func withResources(next mcpmw.Dispatcher) mcpmw.Dispatcher {
 		resp := mcpmw.ResultResponse(result)
 		resp.Summary = "listed resources for " + req.Caller.(*user).name
 		return resp
-	})
+	}}
+
+// answering is a method that answers every request with resp.
+func answering(name, capability string, resp func() *mcpmw.Response) mcpmw.Method {
+	return mcpmw.Method{Name: name, Capability: capability,
+		Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response { return resp() }}
 }
 
 func TestDispatcherMiddleware(t *testing.T) {
@@ -44,8 +46,8 @@ func TestDispatcherMiddleware(t *testing.T) {
 	reg.Add(testTools()...)
 	a := &spy{}
 	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{
-		Middleware:   []func(mcpmw.Dispatcher) mcpmw.Dispatcher{trace("outer"), withResources, trace("inner")},
-		Capabilities: mcpmw.Capabilities{"resources": {}},
+		Methods:    []mcpmw.Method{listResources},
+		Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{trace("outer"), trace("inner")},
 	})
 
 	for _, tt := range []struct {
@@ -67,7 +69,7 @@ func TestDispatcherMiddleware(t *testing.T) {
 		h.ServeHTTP(w, tt.req)
 		require.Equal(t, 200, w.Code, "%s: %s", tt.name, w.Body)
 		tt.check(t, decode(t, w))
-		assert.Equal(t, []string{"outer"}, order, "%s: inner middleware is not reached for a served method", tt.name)
+		assert.Equal(t, []string{"outer", "inner"}, order, "%s: the middleware wraps the application's methods too", tt.name)
 	}
 
 	// Discover and initialize advertise the added capability.
@@ -78,7 +80,7 @@ func TestDispatcherMiddleware(t *testing.T) {
 	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
 	assert.Equal(t, map[string]any{"tools": map[string]any{}, "resources": map[string]any{}}, decode(t, w).Result["capabilities"])
 
-	// Other methods pass through every layer to the core.
+	// The built-in methods pass through every layer too.
 	order = order[:0]
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, modern("3", "tools/list", ""))
@@ -91,7 +93,9 @@ func TestDispatcherMiddleware(t *testing.T) {
 	assert.Equal(t, "resources/list", recs[0].Method)
 }
 
-func TestDispatcherCapabilityGate(t *testing.T) {
+// A method the table does not have is not found, before any middleware
+// sees it: what discover advertises is exactly what is served.
+func TestUnregisteredMethodsAreNotFound(t *testing.T) {
 	t.Parallel()
 	reached := false
 	sneaky := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
@@ -135,8 +139,8 @@ func TestDispatcherBadResponses(t *testing.T) {
 			logs := &syncBuffer{}
 			a := &spy{}
 			h := mcpmw.New(nil, tokenAuthn, a, &mcpmw.Options{
-				Capabilities: mcpmw.Capabilities{"resources": {}},
-				Logger:       newTextLogger(logs),
+				Methods: []mcpmw.Method{listResources},
+				Logger:  newTextLogger(logs),
 				Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{func(mcpmw.Dispatcher) mcpmw.Dispatcher {
 					return mcpmw.DispatcherFunc(func(context.Context, *mcpmw.Request) *mcpmw.Response { return tt.resp })
 				}},
@@ -164,12 +168,7 @@ func TestErrorResponseStatus(t *testing.T) {
 		{-32042, 200, 200},
 	} {
 		h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{
-			Capabilities: mcpmw.Capabilities{"prompts": {}},
-			Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{func(mcpmw.Dispatcher) mcpmw.Dispatcher {
-				return mcpmw.DispatcherFunc(func(context.Context, *mcpmw.Request) *mcpmw.Response {
-					return mcpmw.ErrorResponse(tt.code, "x")
-				})
-			}},
+			Methods: []mcpmw.Method{answering("prompts/list", "prompts", func() *mcpmw.Response { return mcpmw.ErrorResponse(tt.code, "x") })},
 		})
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, modern("1", "prompts/list", ""))

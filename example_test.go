@@ -125,19 +125,52 @@ func ExampleTool() {
 	// tool error: unknown status "lost": use open or shipped
 }
 
-func ExampleDispatcher() {
-	// withResources serves resources/list and delegates everything else.
-	withResources := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
-		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
-			if req.Method != "resources/list" {
-				return next.Dispatch(ctx, req)
-			}
+func ExampleMethod() {
+	// One Method adds resources/list, and with it the resources
+	// capability, which discover (and initialize) advertise.
+	listResources := mcpmw.Method{
+		Name:       "resources/list",
+		Capability: "resources",
+		Handle: func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
 			resp := mcpmw.ResultResponse(map[string]any{
 				"resources":  []map[string]string{{"uri": "docs://readme", "name": "README"}},
 				"ttlMs":      60000,
 				"cacheScope": "public",
 			})
 			resp.Summary = "listed 1 resource"
+			return resp
+		},
+	}
+	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) {
+		return &appUser{Name: "alice"}, nil
+	})
+	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
+		fmt.Printf("audit: %s %s (%s)\n", rec.Outcome, rec.Method, rec.Summary)
+	})
+	h := mcpmw.New(nil, authn, audit, &mcpmw.Options{
+		Server:  mcpmw.Implementation{Name: "docs", Version: "2.0.0"},
+		Methods: []mcpmw.Method{listResources},
+	})
+
+	post(h, "server/discover", "")
+	post(h, "resources/list", "")
+	post(h, "prompts/list", "") // not registered: -32601
+	// Output:
+	// audit: ok server/discover (discover)
+	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"resources":{}},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"docs","version":"2.0.0"}}}}
+	// audit: ok resources/list (listed 1 resource)
+	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","cacheScope":"public","resources":[{"name":"README","uri":"docs://readme"}],"ttlMs":60000,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"docs","version":"2.0.0"}}}}
+	// audit: error prompts/list (Method not found: prompts/list (this server does not offer prompts))
+	// 404 {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: prompts/list (this server does not offer prompts)"}}
+}
+
+func ExampleDispatcher() {
+	// A middleware sees every request on its way to a method, after the
+	// handler has checked it: here it notes the caller in the record.
+	forCaller := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			resp := next.Dispatch(ctx, req)
+			resp.Summary += " for " + req.Caller.(*appUser).Name
 			return resp
 		})
 	}
@@ -147,19 +180,12 @@ func ExampleDispatcher() {
 	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
 		fmt.Printf("audit: %s %s (%s)\n", rec.Outcome, rec.Method, rec.Summary)
 	})
-	h := mcpmw.New(nil, authn, audit, &mcpmw.Options{
-		Server:       mcpmw.Implementation{Name: "docs", Version: "2.0.0"},
-		Middleware:   []func(mcpmw.Dispatcher) mcpmw.Dispatcher{withResources},
-		Capabilities: mcpmw.Capabilities{"resources": {}}, // advertised by discover and initialize
-	})
-
-	post(h, "resources/list", "")
-	post(h, "prompts/list", "") // not declared: -32601 before the middleware runs
+	var reg mcpmw.Registry
+	h := mcpmw.New(&reg, authn, audit, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{forCaller}})
+	post(h, "tools/list", "")
 	// Output:
-	// audit: ok resources/list (listed 1 resource)
-	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","cacheScope":"public","resources":[{"name":"README","uri":"docs://readme"}],"ttlMs":60000,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"docs","version":"2.0.0"}}}}
-	// audit: error prompts/list (Method not found: prompts/list (this server does not offer prompts))
-	// 404 {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: prompts/list (this server does not offer prompts)"}}
+	// audit: ok tools/list (listed 0 tools for alice)
+	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":60000,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}}
 }
 
 func ExampleLogAuditor() {

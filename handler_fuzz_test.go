@@ -125,23 +125,19 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 		}
 		return nil, fmt.Errorf("unknown token")
 	})
-	resources := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
-		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
-			switch req.Method {
-			case "resources/list":
-				return mcpmw.ResultResponse(map[string]any{"resources": []any{}})
-			case "resources/read":
-				return mcpmw.ResultResponse("not an object") // the handler must turn this into -32603
-			}
-			return next.Dispatch(ctx, req)
-		})
+	resources := []mcpmw.Method{
+		{Name: "resources/list", Capability: "resources", Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response {
+			return mcpmw.ResultResponse(map[string]any{"resources": []any{}})
+		}},
+		{Name: "resources/read", Capability: "resources", Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response {
+			return mcpmw.ResultResponse("not an object") // the handler must turn this into -32603
+		}},
 	}
 	return mcpmw.New(&reg, authn, auditor, &mcpmw.Options{
 		CheckHost:    true, // the request's Host is localhost unless the input names another
 		MaxBodyBytes: 4096,
 		PageSize:     3,
-		Middleware:   []func(mcpmw.Dispatcher) mcpmw.Dispatcher{resources},
-		Capabilities: mcpmw.Capabilities{"resources": {}},
+		Methods:      resources,
 		RateLimit: mcpmw.RateLimiterFunc(func(w http.ResponseWriter, r *http.Request, _ string) bool {
 			if r.Header.Get("X-Flood") == "" {
 				return false

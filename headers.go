@@ -65,96 +65,88 @@ func decodeHeaderValue(v string) (string, error) {
 }
 
 // headerError is the 400 -32020 answer for a routing header problem.
-func headerError(msg string) *Response {
-	return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + msg}}
+func headerError(msg string) *answer {
+	return refusal(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: "+msg)
 }
 
-func invalidMeta(msg string) *Response {
-	return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidParams, Message: "Invalid params: " + msg}}
+// invalidMeta is the 400 -32602 answer for params._meta that break the
+// 2026-07-28 rules (400, where other -32602 errors are 200: WIRE.md §1.1).
+func invalidMeta(msg string) *answer {
+	return refusal(http.StatusBadRequest, CodeInvalidParams, "Invalid params: "+msg)
 }
 
 // unsupportedVersion is the 400 -32022 answer naming what is served and,
 // capped like every echo of a client value, what was asked for.
-func unsupportedVersion(requested, msg string) *Response {
-	return &Response{Status: http.StatusBadRequest, Error: &Error{
+func unsupportedVersion(requested, msg string) *answer {
+	return &answer{status: http.StatusBadRequest, resp: &Response{Error: &Error{
 		Code:    CodeUnsupportedProtocolVersion,
 		Message: msg,
 		Data: struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
 		}{supportedVersions, capEcho(requested)},
-	}}
+	}}}
 }
 
-// classify decides which revision req speaks, checks the request's protocol
-// fields and headers against that revision's rules, in the order the
-// conformance suite pins, and fills in req.Version and the client's
-// declarations. A non-nil Response is the refusal to send.
-func classify(req *Request, h http.Header) *Response {
+// checkRevision checks a request against the rules of the revision it
+// speaks, in the order the conformance suite pins (WIRE.md §1.1), and the
+// routing headers Mcp-Method and Mcp-Name against the body: required on
+// 2026-07-28 requests, checked when sent everywhere else.
+func checkRevision(req *Request, h http.Header) *answer {
 	hv, hPresent, herr := singleHeader(h, headerProtocolVersion)
 	if herr != nil {
 		return headerError("MCP-Protocol-Version " + herr.Error())
 	}
 	hPresent = hPresent && hv != "" // an empty header says nothing
-	if resp := checkKeys(req); resp != nil {
-		return resp
+	var a *answer
+	switch {
+	case req.IsNotification():
+		// No header or _meta rules for notifications, on any revision.
+	case req.Version == LatestVersion:
+		a = checkModern(req, hv, hPresent)
+	default:
+		a = checkLegacy(req, hv, hPresent)
 	}
-	metaRaw := req.param("_meta")
-	mRaw := req.metaParam(metaProtocolVersion)
-	var resp *Response
-	if mRaw != nil || (hPresent && !isLegacyVersion(hv)) {
-		resp = classifyModern(req, h, hv, hPresent, metaRaw, mRaw)
-	} else {
-		resp = classifyLegacy(req, hv, hPresent)
+	if a != nil {
+		return a
 	}
-	if resp == nil && (req.Legacy() || req.IsNotification()) {
-		// 2026-07-28 requests must carry the routing headers and were
-		// checked above. Elsewhere they are optional, but a gateway may
-		// still route or police by them: when sent, they must match too,
-		// or a downgrade would show the gateway one call and run another.
-		resp = checkRouting(req, h, false)
-	}
-	return resp
+	return checkRouting(req, h, req.revision().requiresHeaders() && !req.IsNotification())
 }
 
-// checkKeys refuses params whose readers could disagree (see keys.go): a
-// key repeated in any object, or two protocol members differing only in
-// case.
-func checkKeys(req *Request) *Response {
-	if req.Params == nil {
-		return nil
+// checkModern applies the 2026-07-28 rules: the version header, then
+// params._meta with its protocol version and client capabilities, then the
+// header against _meta, then the version itself.
+func checkModern(req *Request, hv string, hPresent bool) *answer {
+	if !hPresent {
+		return headerError("the MCP-Protocol-Version header is required")
 	}
-	if ptr, dup := duplicatePointer(req.Params); dup {
-		return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidParams,
-			Message: "Invalid params: member " + quoteEcho(ptr) + " appears more than once (a JSON pointer into params); send each member once"}}
+	if a := checkMeta(req); a != nil {
+		return a
 	}
-	for _, ms := range [...][]member{req.parsed.params, req.parsed.meta} {
-		if a, b, twins := caseTwins(ms); twins {
-			return &Response{Status: http.StatusBadRequest, Error: &Error{Code: CodeInvalidParams,
-				Message: "Invalid params: members " + quoteEcho(a) + " and " + quoteEcho(b) + " differ only in case; member names are case-sensitive, send one"}}
+	m, _ := unquote(req.metaParam(metaProtocolVersion))
+	if m != hv {
+		return headerError("MCP-Protocol-Version " + quoteEcho(hv) + " does not match _meta protocolVersion " + quoteEcho(m))
+	}
+	if m != LatestVersion {
+		msg := "Unsupported protocol version " + quoteEcho(m)
+		if knownLegacy(m) {
+			msg += ": per-request _meta versions are " + LatestVersion + " only; older revisions negotiate through initialize"
 		}
+		return unsupportedVersion(m, msg)
 	}
 	return nil
 }
 
-func classifyModern(req *Request, h http.Header, hv string, hPresent bool, metaRaw, mRaw []byte) *Response {
-	req.Version = LatestVersion
-	if req.IsNotification() {
-		return nil // no header or _meta rules for notifications
-	}
-	if !hPresent {
-		return headerError("the MCP-Protocol-Version header is required")
-	}
+// checkMeta checks the members every 2026-07-28 request's _meta carries.
+func checkMeta(req *Request) *answer {
 	switch {
 	case req.Params == nil:
 		return invalidMeta("params with _meta is required on " + LatestVersion + " requests")
-	case kindOf(metaRaw) != kindObject:
+	case kindOf(req.param("_meta")) != kindObject:
 		return invalidMeta("params._meta must be an object carrying " + metaProtocolVersion + " and " + metaClientCapabilities)
-	case kindOf(mRaw) != kindString:
+	case kindOf(req.metaParam(metaProtocolVersion)) != kindString:
 		return invalidMeta("_meta is missing " + metaProtocolVersion + " (a string)")
-	}
-	caps := req.metaParam(metaClientCapabilities)
-	if kindOf(caps) != kindObject {
+	case kindOf(req.metaParam(metaClientCapabilities)) != kindObject:
 		return invalidMeta("_meta is missing " + metaClientCapabilities + " (an object; {} declares none)")
 	}
 	if lv := req.metaParam(metaLogLevel); lv != nil {
@@ -162,29 +154,28 @@ func classifyModern(req *Request, h http.Header, hv string, hPresent bool, metaR
 			return invalidMeta(metaLogLevel + " must be one of debug, info, notice, warning, error, critical, alert, emergency")
 		}
 	}
-	m, _ := unquote(mRaw)
-	if m != hv {
-		return headerError("MCP-Protocol-Version " + quoteEcho(hv) + " does not match _meta protocolVersion " + quoteEcho(m))
+	return nil
+}
+
+// checkLegacy applies the legacy rules: initialize needs nothing; any other
+// request names a served revision in MCP-Protocol-Version.
+func checkLegacy(req *Request, hv string, hPresent bool) *answer {
+	switch {
+	case req.Method == "initialize":
+		return nil
+	case !hPresent:
+		return headerError("the MCP-Protocol-Version header is required: send the version initialize negotiated, or speak " + LatestVersion + " with params._meta")
+	case !servedLegacy(hv):
+		return unsupportedVersion(hv, "Unsupported protocol version "+quoteEcho(hv))
 	}
-	if m != LatestVersion {
-		msg := "Unsupported protocol version " + quoteEcho(m)
-		if isLegacyVersion(m) {
-			msg += ": per-request _meta versions are " + LatestVersion + " only; older revisions negotiate through initialize"
-		}
-		return unsupportedVersion(m, msg)
-	}
-	if resp := checkRouting(req, h, true); resp != nil {
-		return resp
-	}
-	req.ClientCapabilities = caps
-	req.ClientName, req.ClientVersion = clientInfo(req.metaParam(metaClientInfo))
 	return nil
 }
 
 // checkRouting compares Mcp-Method and Mcp-Name with the body. When
 // required is false (legacy revisions, notifications), an absent header is
-// fine; one that is sent must still match.
-func checkRouting(req *Request, h http.Header, required bool) *Response {
+// fine; one that is sent must still match: a gateway that routes or
+// polices by these headers must never see one call while another runs.
+func checkRouting(req *Request, h http.Header, required bool) *answer {
 	mv, present, err := singleHeader(h, headerMethod)
 	switch {
 	case err != nil:
@@ -223,53 +214,3 @@ func checkRouting(req *Request, h http.Header, required bool) *Response {
 	}
 	return nil
 }
-
-func classifyLegacy(req *Request, hv string, hPresent bool) *Response {
-	switch {
-	case req.Method == "initialize":
-		v, _ := req.StringParam("protocolVersion")
-		if !servedLegacy(v) {
-			v = Version20251125
-		}
-		req.Version = v
-		req.ClientCapabilities = req.Param("capabilities")
-		req.ClientName, req.ClientVersion = clientInfo(req.param("clientInfo"))
-		return nil
-	case req.IsNotification():
-		req.Version = Version20251125
-		if servedLegacy(hv) {
-			req.Version = hv
-		}
-		return nil
-	case !hPresent:
-		return headerError("the MCP-Protocol-Version header is required: send the version initialize negotiated, or speak " + LatestVersion + " with params._meta")
-	case !servedLegacy(hv):
-		return unsupportedVersion(hv, "Unsupported protocol version "+quoteEcho(hv))
-	}
-	req.Version = hv
-	return nil
-}
-
-// clientInfo reads name and version from a clientInfo object, ignoring
-// anything malformed: it is display-only.
-func clientInfo(raw []byte) (name, version string) {
-	var buf [4]member
-	ms, ok := objectMembers(raw, buf[:0])
-	if !ok {
-		return "", ""
-	}
-	name, _ = unquote(lookup(ms, "name"))
-	version, _ = unquote(lookup(ms, "version"))
-	return capEcho(name), capEcho(version)
-}
-
-func validLogLevel(s string) bool {
-	switch s {
-	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
-		return true
-	}
-	return false
-}
-
-// quoteEcho quotes a client-supplied value for an error message, capped.
-func quoteEcho(s string) string { return "'" + capEcho(s) + "'" }

@@ -72,10 +72,10 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	big.body = strings.Replace(big.body, strings.Repeat("abcdefghij", 5), strings.Repeat("abcdefghij", 100<<10/10), 1)
 	for _, tc := range append(cases, big) {
 		body := []byte(tc.body)
-		decode := func() *Response {
+		decode := func() *verdict {
 			env, perr := parseEnvelope(body)
 			if perr != nil {
-				return &Response{Error: perr}
+				return &verdict{Error: perr}
 			}
 			return classify(&Request{ID: env.id, Method: env.method, Params: env.params, Caller: benchAllowAll{}, Header: tc.hdr}, tc.hdr)
 		}

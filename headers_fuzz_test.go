@@ -79,7 +79,7 @@ func FuzzMcpNameHeader(f *testing.F) {
 			return // a JSON body cannot carry invalid UTF-8 through appendString
 		}
 		params := `{"name":` + string(appendString(nil, name)) + `,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
-		run := func(hv string) *Response {
+		run := func(hv string) *verdict {
 			h := http.Header{}
 			h.Set("Mcp-Protocol-Version", LatestVersion)
 			h.Set("Mcp-Method", "tools/call")

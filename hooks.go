@@ -109,11 +109,11 @@ func (f RateLimiterFunc) Limit(w http.ResponseWriter, r *http.Request, clientIP 
 
 type ctxKey struct{ name string }
 
-var callerKey = &ctxKey{"caller"}
-
 // CallerFrom returns the Caller the handler authenticated for the request
 // whose context is ctx, or nil outside a request.
 func CallerFrom(ctx context.Context) Caller {
-	c, _ := ctx.Value(callerKey).(Caller)
-	return c
+	if info := callFrom(ctx); info != nil {
+		return info.caller
+	}
+	return nil
 }

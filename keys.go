@@ -2,6 +2,7 @@ package mcpmw
 
 import (
 	"bytes"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -345,6 +346,25 @@ func structFields(t reflect.Type) *fieldSet {
 	}
 	actual, _ := fieldSets.LoadOrStore(t, fs)
 	return actual.(*fieldSet)
+}
+
+// checkKeys refuses params whose readers could disagree: a key repeated in
+// any object, or two protocol members differing only in case.
+func checkKeys(req *Request) *answer {
+	if req.Params == nil {
+		return nil
+	}
+	if ptr, dup := duplicatePointer(req.Params); dup {
+		return refusal(http.StatusBadRequest, CodeInvalidParams,
+			"Invalid params: member "+quoteEcho(ptr)+" appears more than once (a JSON pointer into params); send each member once")
+	}
+	for _, ms := range [...][]member{req.parsed.params, req.parsed.meta} {
+		if a, b, twins := caseTwins(ms); twins {
+			return refusal(http.StatusBadRequest, CodeInvalidParams,
+				"Invalid params: members "+quoteEcho(a)+" and "+quoteEcho(b)+" differ only in case; member names are case-sensitive, send one")
+		}
+	}
+	return nil
 }
 
 // foldedRPCMember returns the JSON-RPC member name that key (raw, as in the

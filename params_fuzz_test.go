@@ -58,9 +58,15 @@ func FuzzParamHeaders(f *testing.F) {
 				h[name] = []string{values[name]}
 			}
 		}
-		resp := checkParamHeaders(params, args, h, true)
-		if resp != nil && (resp.Status != http.StatusBadRequest || resp.Error.Code != CodeHeaderMismatch || len(resp.Error.Message) > 1024) {
-			t.Fatalf("refusal %+v", resp)
+		req := &Request{Params: append(append([]byte(`{"arguments":`), args...), '}'), Header: h, Version: LatestVersion}
+		req.parsed.read(req.Params)
+		a := checkParamHeaders(&Target{params: params}, req)
+		var resp *Response
+		if a != nil {
+			resp = a.resp
+			if a.status != http.StatusBadRequest || resp.Error.Code != CodeHeaderMismatch || len(resp.Error.Message) > 1024 {
+				t.Fatalf("refusal %d %+v", a.status, resp)
+			}
 		}
 		want, ambiguous, unknown := true, false, false
 		for _, p := range params {

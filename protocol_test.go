@@ -64,7 +64,7 @@ func TestDiscover(t *testing.T) {
 
 func TestLegacyLoggingSetLevel(t *testing.T) {
 	t.Parallel()
-	with := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, &mcpmw.Options{Capabilities: mcpmw.Capabilities{"logging": {}}})
+	with := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, &mcpmw.Options{ClientLogLevel: mcpmw.LogInfo})
 	w := httptest.NewRecorder()
 	with.ServeHTTP(w, legacy("2025-11-25", "1", "logging/setLevel", `"level":"info"`))
 	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, w.Body.String(), "exactly {}")

@@ -78,32 +78,20 @@ type Registry struct {
 // toolTable is an immutable snapshot of a Registry, with the cache of its
 // encoded tools/list pages.
 type toolTable struct {
-	list   []*entry
-	byName map[string]*entry
-	caps   []Permission       // distinct capabilities, in order of first use
-	capIdx map[Permission]int // index into caps
-	pages  pageCache
+	list    []*entry
+	byName  map[string]*entry
+	perms   []Permission       // distinct permissions, in order of first use
+	permIdx map[Permission]int // index into perms
+	pages   pageCache
 }
 
-// entry is a registered tool with its definition encoded for each revision.
+// entry is a registered tool with its definition encoded for each revision
+// and what a tools/call naming it is checked against.
 type entry struct {
 	Tool
-	enc          [3][]byte     // indexed by revIndex
-	capIndex     int           // index of Permission in its table's caps
-	headers      []headerParam // arguments mirrored in Mcp-Param-* headers
-	requiredData []byte        // -32021 data, when RequiredClientCapabilities is set
-}
-
-// revIndex maps a revision to its slot in entry.enc.
-func revIndex(v string) int {
-	switch v {
-	case Version20250618:
-		return 2
-	case Version20251125:
-		return 1
-	default:
-		return 0
-	}
+	enc       [revisionCount][]byte // the definition, per revision
+	permIndex int                   // index of Permission in its table's perms
+	target    Target
 }
 
 // Add registers tools. It panics, with a message naming the tool, if a name
@@ -118,29 +106,29 @@ func (r *Registry) Add(tools ...Tool) {
 	// carried over as they are (their permission indices stay valid, since
 	// the permission list only grows), never written to.
 	next := &toolTable{
-		list:   append(make([]*entry, 0, len(old.list)+len(tools)), old.list...),
-		byName: make(map[string]*entry, len(old.list)+len(tools)),
-		caps:   append([]Permission(nil), old.caps...),
-		capIdx: make(map[Permission]int, len(old.caps)+1),
+		list:    append(make([]*entry, 0, len(old.list)+len(tools)), old.list...),
+		byName:  make(map[string]*entry, len(old.list)+len(tools)),
+		perms:   append([]Permission(nil), old.perms...),
+		permIdx: make(map[Permission]int, len(old.perms)+1),
 	}
 	for k, v := range old.byName {
 		next.byName[k] = v
 	}
-	for k, v := range old.capIdx {
-		next.capIdx[k] = v
+	for k, v := range old.permIdx {
+		next.permIdx[k] = v
 	}
 	for _, t := range tools {
 		e := prepare(t)
 		if _, dup := next.byName[t.Name]; dup {
 			panic(fmt.Sprintf("mcpmw: tool %q is registered twice", t.Name))
 		}
-		i, ok := next.capIdx[e.Permission]
+		i, ok := next.permIdx[e.Permission]
 		if !ok {
-			i = len(next.caps)
-			next.caps = append(next.caps, e.Permission)
-			next.capIdx[e.Permission] = i
+			i = len(next.perms)
+			next.perms = append(next.perms, e.Permission)
+			next.permIdx[e.Permission] = i
 		}
-		e.capIndex = i
+		e.permIndex = i
 		next.list = append(next.list, e)
 		next.byName[e.Name] = e
 	}
@@ -214,12 +202,13 @@ func prepare(t Tool) *entry {
 	} else {
 		t.OutputSchema = nil
 	}
-	e := &entry{Tool: t, headers: headerParams(t.Name, in)}
+	e := &entry{Tool: t, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
+		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in)}}
 	if len(t.RequiredClientCapabilities) > 0 {
-		e.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
+		e.target.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
 	}
-	for _, v := range supportedVersions {
-		e.enc[revIndex(v)] = appendToolDef(nil, &t, v, outObject)
+	for v := range revisionCount {
+		e.enc[v] = appendToolDef(nil, &t, v, outObject)
 	}
 	return e
 }
@@ -235,7 +224,7 @@ func compactSchema(tool, field string, raw json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func appendToolDef(dst []byte, t *Tool, v string, outObject bool) []byte {
+func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = appendString(dst, t.Name)
 	if t.Title != "" {
@@ -246,13 +235,13 @@ func appendToolDef(dst []byte, t *Tool, v string, outObject bool) []byte {
 		dst = append(dst, `,"description":`...)
 		dst = appendString(dst, t.Description)
 	}
-	if len(t.Icons) > 0 && v != Version20250618 {
+	if len(t.Icons) > 0 && v.icons() {
 		dst = append(dst, `,"icons":`...)
 		dst = appendIcons(dst, t.Icons)
 	}
 	dst = append(dst, `,"inputSchema":`...)
 	dst = append(dst, t.InputSchema...)
-	if t.OutputSchema != nil && (outObject || v == LatestVersion) {
+	if t.OutputSchema != nil && (outObject || v.anyStructuredContent()) {
 		dst = append(dst, `,"outputSchema":`...)
 		dst = append(dst, t.OutputSchema...)
 	}

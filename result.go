@@ -2,7 +2,6 @@ package mcpmw
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -161,15 +160,9 @@ func appendContent(dst []byte, c *Content) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-func appendBase64(dst []byte, data []byte) []byte {
-	dst = append(dst, '"')
-	dst = base64.StdEncoding.AppendEncode(dst, data)
-	return append(dst, '"')
-}
-
 // encodeToolResult encodes r as a CallToolResult for revision v, with the
 // 2026-07-28 envelope fields when v is the latest revision.
-func encodeToolResult(r *ToolResult, v string, serverMeta []byte) ([]byte, error) {
+func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, error) {
 	var structured []byte
 	if r.StructuredContent != nil {
 		var err error
@@ -180,7 +173,7 @@ func encodeToolResult(r *ToolResult, v string, serverMeta []byte) ([]byte, error
 			structured = bytes.ToValidUTF8(structured, []byte("\uFFFD"))
 		}
 	}
-	legacy := v != LatestVersion
+	legacy := !v.anyStructuredContent()
 	content := r.Content
 	if structured != nil && (len(content) == 0 || (legacy && kindOf(structured) != kindObject)) {
 		// The text form, for clients that read only text, and the only form
@@ -192,10 +185,10 @@ func encodeToolResult(r *ToolResult, v string, serverMeta []byte) ([]byte, error
 		size += 48 + len(content[i].Text) + len(content[i].URI) + len(content[i].Data)*4/3
 	}
 	dst := make([]byte, 0, size)
-	if legacy {
-		dst = append(dst, `{"content":[`...)
-	} else {
+	if v.envelope() {
 		dst = append(dst, `{"resultType":"complete","content":[`...)
+	} else {
+		dst = append(dst, `{"content":[`...)
 	}
 	for i := range content {
 		if i > 0 {
@@ -214,7 +207,7 @@ func encodeToolResult(r *ToolResult, v string, serverMeta []byte) ([]byte, error
 	if r.IsError {
 		dst = append(dst, `,"isError":true`...)
 	}
-	if !legacy {
+	if v.envelope() {
 		dst = append(dst, ',')
 		dst = append(dst, serverMeta...)
 	}

@@ -79,12 +79,40 @@ type stream struct {
 	err      error                    // the first write error
 }
 
-var streamKey = &ctxKey{"stream"}
-
+// streamFrom returns the stream of the request whose method ctx serves, or
+// nil when it has none.
 func streamFrom(ctx context.Context) *stream {
-	s, _ := ctx.Value(streamKey).(*stream)
-	return s
+	if info := callFrom(ctx); info != nil {
+		return info.stream
+	}
+	return nil
 }
+
+// openStream prepares the event stream of a request whose method may
+// stream, when the client asked for progress or log messages and accepts
+// text/event-stream; otherwise it returns nil. Nothing is written until
+// the first notification is sent.
+func openStream(w http.ResponseWriter, h http.Header, req *Request, legacyLevel LogLevel) *stream {
+	var token json.RawMessage
+	if t := req.metaParam("progressToken"); kindOf(t) == kindString || kindOf(t) == kindNumber {
+		token = json.RawMessage(t)
+	}
+	minLevel := 0
+	if legacyLevel != "" {
+		if req.revision().legacy() {
+			minLevel = legacyLevel.rank()
+		} else if lv, ok := unquote(req.metaParam(metaLogLevel)); ok {
+			minLevel = LogLevel(lv).rank()
+		}
+	}
+	if (token == nil && minLevel == 0) || !acceptsEventStream(h) {
+		return nil
+	}
+	return &stream{w: w, token: token, minLevel: minLevel}
+}
+
+// validLogLevel reports whether s names a LogLevel.
+func validLogLevel(s string) bool { return LogLevel(s).rank() != 0 }
 
 // acceptsEventStream reports whether the request's Accept header allows
 // text/event-stream. A request without Accept gets plain JSON.
@@ -233,7 +261,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // blocking. Writers that cannot set deadlines are written to without one.
 // A failed write ends the stream: after a partial event nothing more can be
 // sent. s.mu must be held.
-func (s *stream) writeEventLocked(ctx context.Context, msg []byte) error {
+func (s *stream) writeEventLocked(ctx context.Context, msg ...[]byte) error {
 	deadline := time.Now().Add(eventWriteTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -252,7 +280,11 @@ func (s *stream) writeEventLocked(ctx context.Context, msg []byte) error {
 			<-unblocked // the next write must not inherit a deadline set late
 		}
 	}()
-	if _, err := s.w.Write(appendEvent(make([]byte, 0, len(msg)+24), msg)); err != nil {
+	size := 24
+	for _, piece := range msg {
+		size += len(piece)
+	}
+	if _, err := s.w.Write(appendEvent(make([]byte, 0, size), msg...)); err != nil {
 		s.done, s.err = true, fmt.Errorf("mcpmw: writing to the client: %w", err)
 		return s.err
 	}
@@ -269,12 +301,14 @@ func (s *stream) writeEventLocked(ctx context.Context, msg []byte) error {
 // indented for reading), so they are dropped. In valid JSON, CR and LF can
 // only be whitespace between tokens (strings must escape them), so nothing
 // a JSON parser sees changes.
-func appendEvent(dst, msg []byte) []byte {
+func appendEvent(dst []byte, msg ...[]byte) []byte {
 	dst = append(dst, "event: message\ndata: "...)
-	if !bytes.ContainsAny(msg, "\r\n") {
-		dst = append(dst, msg...) // the common case: already one line
-	} else {
-		for _, c := range msg {
+	for _, piece := range msg {
+		if !bytes.ContainsAny(piece, "\r\n") {
+			dst = append(dst, piece...) // the common case: already one line
+			continue
+		}
+		for _, c := range piece {
 			if c != '\r' && c != '\n' {
 				dst = append(dst, c)
 			}
@@ -286,7 +320,7 @@ func appendEvent(dst, msg []byte) []byte {
 // finish writes the final message on the event stream and closes it to
 // further notifications. It reports false when the stream never started,
 // in which case the caller writes a plain JSON answer.
-func (s *stream) finish(msg []byte) (streamed bool) {
+func (s *stream) finish(msg [][]byte) (streamed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started {
@@ -297,7 +331,7 @@ func (s *stream) finish(msg []byte) (streamed bool) {
 		// Only the fixed bound: the tool's context has ended by now, and
 		// the request's ends only when the client goes, which fails the
 		// write anyway.
-		_ = s.writeEventLocked(context.Background(), msg)
+		_ = s.writeEventLocked(context.Background(), msg...)
 	}
 	s.done = true
 	return true

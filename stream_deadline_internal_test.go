@@ -82,7 +82,7 @@ func TestEveryStreamWriteHasADeadline(t *testing.T) {
 	before := time.Now()
 	require.NoError(t, s.sendLocked(context.Background(), []byte(`{"n":2}`)))
 	s.mu.Unlock()
-	require.True(t, s.finish([]byte(`{"n":3}`)))
+	require.True(t, s.finish([][]byte{[]byte(`{"n":3}`)}))
 	after := time.Now()
 
 	got, writes := w.recorded()
@@ -113,7 +113,7 @@ func TestStreamWithoutDeadlines(t *testing.T) {
 	assert.ErrorContains(t, err, "connection closed")
 	_, writes := w.recorded()
 	assert.Zero(t, writes, "no write without its deadline")
-	assert.True(t, s.finish([]byte(`{}`)))
+	assert.True(t, s.finish([][]byte{[]byte(`{}`)}))
 	_, writes = w.recorded()
 	assert.Zero(t, writes, "a failed stream gets nothing more")
 }

@@ -42,21 +42,14 @@ func sseMessages(t *testing.T, body string) []map[string]any {
 func TestIndentedResultsKeepTheStreamFramed(t *testing.T) {
 	t.Parallel()
 	const indented = "{\n  \"resources\": [\r\n    {\n      \"uri\": \"file:///a.txt\",\n      \"name\": \"a\\nb\"\n    }\n  ],\n  \"_meta\": {\n    \"k\": 1\n  }\n}\n"
-	withResources := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
-		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
-			if req.Method != "resources/list" {
-				return next.Dispatch(ctx, req)
-			}
+	listResources := mcpmw.Method{Name: "resources/list", Capability: "resources", Streams: true,
+		Handle: func(ctx context.Context, _ *mcpmw.Request) *mcpmw.Response {
 			if err := mcpmw.Progress(ctx, 1, 2, "listing"); err != nil {
 				return mcpmw.ErrorResponse(mcpmw.CodeInternalError, err.Error())
 			}
 			return &mcpmw.Response{Result: json.RawMessage(indented)}
-		})
-	}
-	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{
-		Middleware:   []func(mcpmw.Dispatcher) mcpmw.Dispatcher{withResources},
-		Capabilities: mcpmw.Capabilities{"resources": {}},
-	})
+		}}
+	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{listResources}})
 	for _, tt := range []struct {
 		name string
 		req  *http.Request

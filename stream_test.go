@@ -290,7 +290,7 @@ func TestLogToClient(t *testing.T) {
 			req(modernBody("debug"), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "work"), nil},
 		{"legacy at the configured level", &mcpmw.Options{ClientLogLevel: mcpmw.LogInfo},
 			legacy("2025-11-25", "1", "tools/call", `"name":"work"`), []string{"info", "warning", "error"}},
-		{"legacy via the logging capability defaults to info", &mcpmw.Options{Capabilities: mcpmw.Capabilities{"logging": {}}},
+		{"legacy 2025-06-18", &mcpmw.Options{ClientLogLevel: mcpmw.LogInfo},
 			legacy("2025-06-18", "1", "tools/call", `"name":"work"`), []string{"info", "warning", "error"}},
 		{"legacy logging not enabled", nil, legacy("2025-11-25", "1", "tools/call", `"name":"work"`), nil},
 		{"legacy client without event streams", &mcpmw.Options{ClientLogLevel: mcpmw.LogDebug},

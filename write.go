@@ -2,29 +2,77 @@ package mcpmw
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
 )
 
-// appendResponseMessage appends the JSON-RPC response for resp to dst: the
-// result, completed with the 2026-07-28 envelope fields when needed, or the
-// error. id may be nil when the request's id could not be read.
-func appendResponseMessage(dst []byte, id json.RawMessage, resp *Response, legacy bool, serverMeta []byte) []byte {
+// Writing the answer: one writer for every answer, JSON or the last event
+// of a stream. The message is built in pieces so that a result this package
+// encoded (a tools/list page shared by every caller who sees it, a tool's
+// result) is written as it is, never copied.
+
+// write sends a; it is called once.
+func (x *exchange) write(a *answer) {
+	if x.written {
+		return
+	}
+	x.written = true
+	st := x.status(a)
+	var msg [3][]byte
+	if st != http.StatusAccepted && a.resp != nil {
+		msg = x.message(a.resp)
+	}
+	if x.stream != nil && x.stream.finish(msg[:]) {
+		return // sent as the last event of the stream
+	}
+	hdr := x.w.Header()
+	for k, v := range a.header {
+		hdr[k] = v
+	}
+	if msg[0] == nil {
+		x.w.WriteHeader(st)
+		return
+	}
+	hdr.Set("Content-Type", "application/json")
+	x.w.WriteHeader(st)
+	for _, piece := range msg {
+		if len(piece) > 0 {
+			_, _ = x.w.Write(piece)
+		}
+	}
+}
+
+// message returns the JSON-RPC response to the request for resp, in up to
+// three pieces to be written in order. The id is the request's, byte for
+// byte, and absent when it could not be read.
+func (x *exchange) message(resp *Response) [3][]byte {
+	id := x.env.id
+	if x.env.response {
+		id = nil // nothing answers a response
+	}
+	if resp.Error != nil {
+		return [3][]byte{appendErrorMessage(make([]byte, 0, 128), id, resp.Error)}
+	}
+	head := append(make([]byte, 0, 32+len(id)), `{"jsonrpc":"2.0","id":`...)
+	head = append(append(head, id...), `,"result":`...)
+	result := resp.Result
+	if v := x.revision(); v.envelope() && !resp.encoded {
+		result = appendCompleted(make([]byte, 0, len(result)+len(x.h.ad.serverMeta)+32), result, x.h.ad.serverMeta)
+	}
+	return [3][]byte{head, result, closingBrace}
+}
+
+var closingBrace = []byte{'}'}
+
+// appendErrorMessage appends a JSON-RPC error response to dst.
+func appendErrorMessage(dst []byte, id json.RawMessage, e *Error) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0"`...)
 	if id != nil {
 		dst = append(dst, `,"id":`...)
 		dst = append(dst, id...)
 	}
-	if resp.Error != nil {
-		dst = append(dst, `,"error":`...)
-		dst = appendError(dst, resp.Error)
-		return append(dst, '}')
-	}
-	dst = append(dst, `,"result":`...)
-	if legacy || resp.complete {
-		dst = append(dst, resp.Result...)
-	} else {
-		dst = appendCompleted(dst, resp.Result, serverMeta)
-	}
+	dst = append(dst, `,"error":`...)
+	dst = appendError(dst, e)
 	return append(dst, '}')
 }
 

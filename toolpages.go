@@ -51,11 +51,11 @@ func (c *pageCache) put(key []byte, p *page) {
 
 // pageKey appends the cache key of a tools/list request to dst: revision,
 // offset, and a bitset of the table's capabilities the caller holds.
-func pageKey(dst []byte, tab *toolTable, c Caller, rev, off int) []byte {
+func pageKey(dst []byte, tab *toolTable, c Caller, rev revision, off int) []byte {
 	dst = append(dst, byte(rev))
 	dst = binary.AppendUvarint(dst, uint64(off))
 	var bits byte
-	for i, p := range tab.caps {
+	for i, p := range tab.perms {
 		if c.Can(p) {
 			bits |= 1 << (i % 8)
 		}
@@ -63,7 +63,7 @@ func pageKey(dst []byte, tab *toolTable, c Caller, rev, off int) []byte {
 			dst, bits = append(dst, bits), 0
 		}
 	}
-	if len(tab.caps)%8 != 0 {
+	if len(tab.perms)%8 != 0 {
 		dst = append(dst, bits)
 	}
 	return dst
@@ -73,22 +73,45 @@ func pageKey(dst []byte, tab *toolTable, c Caller, rev, off int) []byte {
 // prefix of length at) grants permission index i.
 func allowed(key []byte, at, i int) bool { return key[at+i/8]&(1<<(i%8)) != 0 }
 
-// buildPage encodes the page the key describes.
-func (c *core) buildPage(tab *toolTable, key []byte, rev, off int, legacy bool) *page {
+// pageFormat is what a tools/list page is made of besides the tools: the
+// page size and the 2026-07-28 envelope fields.
+type pageFormat struct {
+	size       int
+	ttlMs      int64
+	serverMeta []byte
+}
+
+// page answers tools/list for caller at offset off: the cached page of the
+// tools caller's permissions show, built on first use.
+func (f pageFormat) page(tab *toolTable, caller Caller, rev revision, off int) *Response {
+	var keyBuf [64]byte
+	key := pageKey(keyBuf[:0], tab, caller, rev, off)
+	p := tab.pages.get(key)
+	if p == nil {
+		if p = f.build(tab, key, rev, off); p.err != nil {
+			return p.err
+		}
+		tab.pages.put(key, p)
+	}
+	return &Response{Result: p.body, Summary: p.summary, encoded: true}
+}
+
+// build encodes the page the key describes.
+func (f pageFormat) build(tab *toolTable, key []byte, rev revision, off int) *page {
 	_, n := binary.Uvarint(key[1:])
 	at := 1 + n
 	var picked []*entry
 	seen, next := 0, -1
 	size := 0
 	for _, e := range tab.list {
-		if !allowed(key, at, e.capIndex) {
+		if !allowed(key, at, e.permIndex) {
 			continue
 		}
 		if seen < off {
 			seen++
 			continue
 		}
-		if len(picked) == c.pageSize {
+		if len(picked) == f.size {
 			next = off + len(picked)
 			break
 		}
@@ -98,11 +121,11 @@ func (c *core) buildPage(tab *toolTable, key []byte, rev, off int, legacy bool) 
 	if seen < off {
 		return &page{err: ErrorResponse(CodeInvalidParams, "Invalid params: cursor is past the end of the list; list again without a cursor")}
 	}
-	dst := make([]byte, 0, size+96+len(c.p.serverMeta))
-	if legacy {
-		dst = append(dst, `{"tools":[`...)
-	} else {
+	dst := make([]byte, 0, size+96+len(f.serverMeta))
+	if rev.envelope() {
 		dst = append(dst, `{"resultType":"complete","tools":[`...)
+	} else {
+		dst = append(dst, `{"tools":[`...)
 	}
 	for i, e := range picked {
 		if i > 0 {
@@ -115,11 +138,11 @@ func (c *core) buildPage(tab *toolTable, key []byte, rev, off int, legacy bool) 
 		dst = append(dst, `,"nextCursor":`...)
 		dst = appendString(dst, encodeCursor(next))
 	}
-	if !legacy {
+	if rev.envelope() {
 		dst = append(dst, `,"ttlMs":`...)
-		dst = strconv.AppendInt(dst, c.p.ttlMs, 10)
+		dst = strconv.AppendInt(dst, f.ttlMs, 10)
 		dst = append(dst, `,"cacheScope":"private",`...)
-		dst = append(dst, c.p.serverMeta...)
+		dst = append(dst, f.serverMeta...)
 	}
 	dst = append(dst, '}')
 	return &page{body: dst, summary: "listed " + strconv.Itoa(len(picked)) + " tools"}

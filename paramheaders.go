@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -113,18 +111,22 @@ func isToken(s string) bool {
 	return true
 }
 
-// checkParamHeaders compares each Mcp-Param-* header of a tools/call with
-// the argument it mirrors. A header that is sent must carry the argument's
+// checkParamHeaders compares each Mcp-Param-* header of a request with the
+// argument of its target that it mirrors. A header that is sent must carry the argument's
 // value, and the argument must be present and not null. When required (on
 // 2026-07-28, where clients must mirror), a header must also be present
 // whenever its argument is; the legacy revisions do not know the headers,
 // but one sent anyway is still checked, so that no gateway acting on it is
-// shown a value the tool does not get. args is a valid JSON object whose
-// keys are unique at every depth (checkKeys), so each value read here is
-// the one every other reader reads.
-func checkParamHeaders(params []headerParam, args []byte, h http.Header, required bool) *Response {
+// shown a value the tool does not get. The arguments are a valid JSON
+// object whose keys are unique at every depth (checkKeys), so each value
+// read here is the one every other reader reads.
+func checkParamHeaders(t *Target, req *Request) *answer {
+	if len(t.params) == 0 {
+		return nil
+	}
+	args, h, required := req.param("arguments"), req.Header, req.revision().requiresHeaders()
 	var ms []member
-	for _, p := range params {
+	for _, p := range t.params {
 		val := args
 		for _, name := range p.path {
 			var ok bool
@@ -181,74 +183,4 @@ func paramMatches(typ, header string, body []byte) bool {
 		return kindOf(body) == kindBool && header == string(body)
 	}
 	return false
-}
-
-// bigIntegersEqual compares two JSON numbers exactly with math/big. It
-// refuses (reports false for) numbers longer than 128 bytes or with an
-// exponent beyond ±128, which no header parameter needs and which would
-// make math/big expand huge powers of ten.
-func bigIntegersEqual(a, b []byte) bool {
-	parse := func(v []byte) *big.Rat {
-		if len(v) > 128 {
-			return nil
-		}
-		if i := bytes.IndexAny(v, "eE"); i >= 0 {
-			exp, err := strconv.Atoi(string(v[i+1:]))
-			if err != nil || exp > 128 || exp < -128 {
-				return nil
-			}
-		}
-		r, ok := new(big.Rat).SetString(string(v))
-		if !ok {
-			return nil
-		}
-		return r
-	}
-	x, y := parse(a), parse(b)
-	return x != nil && y != nil && x.IsInt() && x.Cmp(y) == 0
-}
-
-// requiredCapabilitiesData encodes the -32021 data for dotted capability
-// paths, e.g. {"requiredCapabilities":{"elicitation":{"url":{}}}}.
-func requiredCapabilitiesData(tool string, paths []string) []byte {
-	root := map[string]any{}
-	for _, p := range paths {
-		node := root
-		for _, seg := range strings.Split(p, ".") {
-			if seg == "" {
-				panic(fmt.Sprintf("mcpmw: tool %q: ClientCapabilities entry %q is not a dotted capability path such as \"sampling\" or \"elicitation.url\"", tool, p))
-			}
-			next, _ := node[seg].(map[string]any)
-			if next == nil {
-				next = map[string]any{}
-				node[seg] = next
-			}
-			node = next
-		}
-	}
-	raw, _ := json.Marshal(map[string]any{"requiredCapabilities": root})
-	return raw
-}
-
-// hasClientCapability reports whether the capabilities object caps declares
-// the dotted path. An empty elicitation object stands for form mode.
-func hasClientCapability(caps []byte, path string) bool {
-	val := caps
-	var ms []member
-	segs := strings.Split(path, ".")
-	for i, seg := range segs {
-		var ok bool
-		if ms, ok = objectMembers(val, ms[:0]); !ok {
-			return false
-		}
-		next := lookup(ms, seg)
-		if next == nil && i == 1 && segs[0] == "elicitation" && seg == "form" && len(ms) == 0 {
-			return true
-		}
-		if k := kindOf(next); k == kindNone || k == kindNull || string(next) == "false" {
-			return false
-		}
-		val = next
-	}
-	return true
 }

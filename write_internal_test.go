@@ -26,11 +26,11 @@ func TestAppendCompleted(t *testing.T) {
 	}
 }
 
-func TestAppendResponseMessage(t *testing.T) {
+func TestAppendErrorMessage(t *testing.T) {
 	t.Parallel()
-	resp := &Response{Error: &Error{Code: -32022, Message: "Unsupported \"v\"", Data: map[string]any{"requested": "v"}}}
+	e := &Error{Code: -32022, Message: "Unsupported \"v\"", Data: map[string]any{"requested": "v"}}
 	assert.Equal(t, `{"jsonrpc":"2.0","id":"a","error":{"code":-32022,"message":"Unsupported \"v\"","data":{"requested":"v"}}}`,
-		string(appendResponseMessage(nil, json.RawMessage(`"a"`), resp, false, nil)))
-	resp = &Response{Error: &Error{Code: -32603, Message: "x", Data: func() {}}} // unencodable data is dropped
-	assert.Equal(t, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"x"}}`, string(appendResponseMessage(nil, nil, resp, false, nil)))
+		string(appendErrorMessage(nil, json.RawMessage(`"a"`), e)))
+	e = &Error{Code: -32603, Message: "x", Data: func() {}} // unencodable data is dropped
+	assert.Equal(t, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"x"}}`, string(appendErrorMessage(nil, nil, e)))
 }

@@ -1,0 +1,48 @@
+package mcpmw
+
+import "context"
+
+// The methods every endpoint serves, whatever its tools: the
+// self-description of each revision (server/discover on 2026-07-28,
+// initialize on the legacy ones) and the legacy revisions' no-op methods.
+
+var (
+	modernOnly = []string{LatestVersion}
+	legacyOnly = []string{Version20251125, Version20250618}
+)
+
+var emptyObject = []byte("{}")
+
+// builtinMethods returns the methods every endpoint has, answering from ad;
+// logging adds logging/setLevel (and declares the logging capability).
+func builtinMethods(ad *advertisement, logging bool) []Method {
+	ms := []Method{
+		{Name: "server/discover", Revisions: modernOnly, Handle: ad.answerDiscover},
+		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize},
+		{Name: "ping", Revisions: legacyOnly, Handle: answerEmpty},
+	}
+	if logging {
+		// A stateless server has nothing to remember a log level in; the
+		// legacy revisions only expect an empty result.
+		ms = append(ms, Method{Name: "logging/setLevel", Capability: "logging", Revisions: legacyOnly, Handle: answerEmpty})
+	}
+	return ms
+}
+
+// answerEmpty is the legacy revisions' empty result.
+func answerEmpty(context.Context, *Request) *Response {
+	return &Response{Result: emptyObject, encoded: true}
+}
+
+func (ad *advertisement) answerDiscover(context.Context, *Request) *Response {
+	return &Response{Result: ad.discover, Summary: "discover", encoded: true}
+}
+
+// answerInitialize answers a legacy initialize as a pure function of the
+// request: a served legacy version is echoed, anything else gets
+// 2025-11-25 (the request's Version, as its revision was read). No session
+// is created.
+func (ad *advertisement) answerInitialize(_ context.Context, req *Request) *Response {
+	v := req.revision()
+	return &Response{Result: ad.initialize[v], Summary: "initialize " + v.String(), encoded: true}
+}

@@ -1,0 +1,273 @@
+package mcpmw
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+)
+
+// A Method is one JSON-RPC method an endpoint serves. The built-in methods
+// (server/discover, initialize, ping, tools/list, tools/call, ...) are
+// Methods, and an application adds its own through Options.Methods: a
+// method, or a whole capability's worth of them, in one place, which
+// server/discover and initialize then advertise, so that what is declared
+// is exactly what is served.
+//
+// A request for a method the table does not have, or on a revision that
+// does not have it, is answered -32601 before any middleware sees it.
+type Method struct {
+	// Name is the JSON-RPC method, e.g. "resources/list".
+	Name string
+	// Capability is the server capability the method belongs to
+	// ("tools", "resources", "prompts", "completions", "logging"), or ""
+	// for a method every server has. A capability is declared in
+	// server/discover and initialize exactly when one of its methods is
+	// served.
+	Capability string
+	// Settings are merged into the declared capability's settings object,
+	// e.g. {"listChanged": true}. Two methods may not set one key to two
+	// values.
+	Settings map[string]any
+	// Revisions lists the protocol revisions that have the method (e.g.
+	// LatestVersion for a 2026-07-28 method); nil means all that are
+	// served.
+	Revisions []string
+	// Streams lets a request of the method get an event stream: its
+	// handler may send progress and log notifications (Progress, Log)
+	// before the answer, when the client asked for them. Without it they
+	// are dropped and the answer is plain JSON.
+	Streams bool
+	// Target, when set, finds what a request acts on (a tool, a prompt, a
+	// resource) before anything else is done with it, so that the caller's
+	// permission for it is checked first and the request's headers are
+	// checked against it: a caller that may not use the target gets 403
+	// and learns nothing else about it. It returns the target, or the
+	// answer to a request whose target cannot be found (e.g. -32602 for an
+	// unknown tool).
+	Target func(req *Request) (*Target, *Response)
+	// Handle answers a request that has passed every check. It is called
+	// through Options.Middleware.
+	Handle func(ctx context.Context, req *Request) *Response
+}
+
+// A Target is what a request acts on, as a Method's Target func finds it:
+// its name for the audit record, the permission a caller needs, and what
+// the request must bring along for it.
+type Target struct {
+	// Kind says what the target is, for messages: "tool", "prompt",
+	// "resource".
+	Kind string
+	// Name is the tool or prompt name, or the resource URI.
+	Name string
+	// Permission is what the caller must hold (Caller.Can) to use it.
+	Permission Permission
+	// RequiredClientCapabilities are dotted paths into the client's
+	// capabilities ("sampling", "elicitation.url") without which the
+	// target cannot work; a 2026-07-28 request that lacks one is refused
+	// with -32021 before the method runs.
+	RequiredClientCapabilities []string
+
+	params       []headerParam // arguments mirrored in Mcp-Param-* headers (tools)
+	requiredData []byte        // the -32021 data for RequiredClientCapabilities
+}
+
+// kind is t.Kind, or "target" when it is empty.
+func (t *Target) kind() string {
+	if t.Kind == "" {
+		return "target"
+	}
+	return t.Kind
+}
+
+// methodTable is an endpoint's methods by name, built once by New.
+type methodTable struct {
+	byName map[string]*Method
+	caps   []declaredCapability // sorted by name
+}
+
+// declaredCapability is one server capability with its settings object.
+type declaredCapability struct {
+	name     string
+	settings map[string]any
+}
+
+// newMethodTable indexes methods, checking each (setup mistakes panic, as
+// they are found at startup) and collecting the capabilities they declare.
+func newMethodTable(methods []Method) *methodTable {
+	t := &methodTable{byName: make(map[string]*Method, len(methods))}
+	settings := map[string]map[string]any{}
+	for i := range methods {
+		m := &methods[i]
+		checkMethod(m)
+		if _, dup := t.byName[m.Name]; dup {
+			panic(fmt.Sprintf("mcpmw: method %q is registered twice", m.Name))
+		}
+		t.byName[m.Name] = m
+		if m.Capability == "" {
+			continue
+		}
+		s := settings[m.Capability]
+		if s == nil {
+			s = map[string]any{}
+			settings[m.Capability] = s
+		}
+		for k, v := range m.Settings {
+			if old, ok := s[k]; ok && fmt.Sprint(old) != fmt.Sprint(v) {
+				panic(fmt.Sprintf("mcpmw: method %q sets %s.%s to %v, another method of %s to %v", m.Name, m.Capability, k, v, m.Capability, old))
+			}
+			s[k] = v
+		}
+	}
+	for name, s := range settings {
+		t.caps = append(t.caps, declaredCapability{name: name, settings: s})
+	}
+	sort.Slice(t.caps, func(i, j int) bool { return t.caps[i].name < t.caps[j].name })
+	return t
+}
+
+// checkMethod panics on a Method that cannot be served.
+func checkMethod(m *Method) {
+	switch {
+	case m.Name == "":
+		panic("mcpmw: a Method has no Name")
+	case m.Handle == nil:
+		panic(fmt.Sprintf("mcpmw: method %q has no Handle func", m.Name))
+	}
+	for _, v := range m.Revisions {
+		if v != LatestVersion && !servedLegacy(v) {
+			panic(fmt.Sprintf("mcpmw: method %q lists revision %q, which this package does not serve (%v)", m.Name, v, supportedVersions))
+		}
+	}
+}
+
+// has reports whether the method exists in revision v.
+func (m *Method) has(v revision) bool {
+	if m.Revisions == nil {
+		return true
+	}
+	for _, name := range m.Revisions {
+		if name == v.String() {
+			return true
+		}
+	}
+	return false
+}
+
+// route finds the method of a request (not a notification), or answers
+// -32601: for a method the table does not have, or that the request's
+// revision does not have.
+func (t *methodTable) route(req *Request) (*Method, *Response) {
+	m := t.byName[req.Method]
+	if m == nil {
+		why := ""
+		if c := mcpCapability(req.Method); c != "" {
+			why = " (this server does not offer " + c + ")"
+		}
+		return nil, methodNotFound(req, why)
+	}
+	if v := req.revision(); !m.has(v) {
+		if v.legacy() {
+			return nil, methodNotFound(req, " (it belongs to "+LatestVersion+"; this request speaks "+req.Version+")")
+		}
+		return nil, methodNotFound(req, " (removed in "+LatestVersion+")")
+	}
+	return m, nil
+}
+
+// Dispatch runs the method of req, after Options.Middleware: it looks the
+// method up again, since a middleware may have rewritten the request.
+func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
+	if req.IsNotification() {
+		if m := t.byName[req.Method]; m != nil && m.has(req.revision()) {
+			return m.Handle(ctx, req)
+		}
+		return accepted(capEcho(req.Method))
+	}
+	m, refusal := t.route(req)
+	if refusal != nil {
+		return refusal
+	}
+	return m.Handle(ctx, req)
+}
+
+// admitTarget finds the request's target and checks, in this order, that
+// the caller may use it, that the Mcp-Param-* headers mirror its
+// arguments, and that the client declared what it needs. The permission
+// comes first: a caller that may not use the target learns nothing about
+// it beyond the 403.
+func admitTarget(req *Request, m *Method) (*Target, *answer) {
+	if m.Target == nil {
+		return nil, nil
+	}
+	target, resp := m.Target(req)
+	if resp != nil {
+		return nil, &answer{resp: resp}
+	}
+	if !req.Caller.Can(target.Permission) {
+		return nil, deniedAnswer(target)
+	}
+	if a := checkParamHeaders(target, req); a != nil {
+		return nil, a
+	}
+	return target, checkClientCapabilities(target, req)
+}
+
+// deniedAnswer is the 403 to a caller without the target's permission,
+// with an OAuth insufficient_scope challenge naming the permission as the
+// scope that would do.
+func deniedAnswer(t *Target) *answer {
+	challenge := `Bearer error="insufficient_scope"`
+	if validScope(string(t.Permission)) {
+		challenge += `, scope="` + string(t.Permission) + `"`
+	}
+	return &answer{status: http.StatusForbidden, header: http.Header{"Www-Authenticate": {challenge}}, resp: deniedResponse(t)}
+}
+
+// deniedResponse is the JSON-RPC side of a denial.
+func deniedResponse(t *Target) *Response {
+	return &Response{
+		Error:   &Error{Code: CodeInvalidParams, Message: "Forbidden: the caller may not use " + t.kind() + " " + strconv.Quote(t.Name)},
+		Outcome: OutcomeDenied,
+		Target:  t.Name,
+		Summary: "caller lacks permission " + capEcho(string(t.Permission)),
+	}
+}
+
+// validScope reports whether s can go in a scope="..." parameter (RFC 6750).
+func validScope(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// mcpCapability names the server capability an MCP method belongs to, for
+// the message of a -32601, or "" for methods of no capability.
+func mcpCapability(method string) string {
+	switch method {
+	case "tools/list", "tools/call":
+		return "tools"
+	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
+		return "resources"
+	case "prompts/list", "prompts/get":
+		return "prompts"
+	case "completion/complete":
+		return "completions"
+	case "logging/setLevel":
+		return "logging"
+	}
+	return ""
+}
+
+func methodNotFound(req *Request, why string) *Response {
+	return ErrorResponse(CodeMethodNotFound, "Method not found: "+capEcho(req.Method)+why)
+}
+
+// accepted is the Response to a notification or client response: 202.
+func accepted(summary string) *Response {
+	return &Response{Outcome: OutcomeAccepted, Summary: summary}
+}

@@ -1,0 +1,92 @@
+package mcpmw
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Options are a Handler's settings. The zero value (or a nil *Options) is a
+// valid configuration: loopback-only Origins, a 4 MiB body limit, no rate
+// limit, slog.Default() for logs.
+type Options struct {
+	// Server describes this server in server/discover and initialize.
+	Server Implementation
+	// Instructions tell the client's model how to use the server. Empty
+	// means none (the field is left out, never sent as "").
+	Instructions string
+
+	// AllowedHosts are the hostnames an Origin header may name (scheme and
+	// port are not compared); a request whose Origin names another host is
+	// refused with 403. Requests without Origin are not affected. Nil means
+	// localhost, 127.0.0.1 and ::1. Entries are bare hostnames.
+	AllowedHosts []string
+	// CheckHost also refuses, with 403, a request whose Host header names a
+	// host outside AllowedHosts. Turn it on for a server bound to loopback
+	// (or to one public name): a DNS-rebinding page reaches it under the
+	// attacker's name, which shows in Host. Leave it off behind proxies or
+	// load balancers that forward internal host names.
+	CheckHost bool
+	// MaxBodyBytes caps the request body; larger bodies get 413. Zero
+	// means 4 MiB.
+	MaxBodyBytes int64
+	// PageSize is how many tools one tools/list page holds. Zero means 100.
+	PageSize int
+	// CacheTTL is the freshness (ttlMs) declared on server/discover and
+	// tools/list results. Zero means one minute; negative means 0 (clients
+	// should not reuse the result).
+	CacheTTL time.Duration
+
+	// ClientIP returns the client's address for rate limiting and audit.
+	// Nil means the host part of r.RemoteAddr (all of it when it has no
+	// port; "" when it is empty). Behind a proxy, trust its header
+	// explicitly, e.g. with chi's middleware.ClientIPFromXFF on the router
+	// and
+	//	ClientIP: func(r *http.Request) string { return middleware.GetClientIP(r.Context()) }
+	// which returns "" whenever chi cannot decide. Return "" rather than a
+	// guess: the ratelimit package counts every request without an address
+	// in one shared bucket (fail closed), and the audit record shows it.
+	ClientIP func(r *http.Request) string
+	// RateLimit, when set, runs before anything else; requests it refuses
+	// get 429 and are not audited. It receives ClientIP's answer, which may
+	// be "": a RateLimiter must limit such requests too, never wave them
+	// through. See the ratelimit package.
+	RateLimit RateLimiter
+	// Challenge is the WWW-Authenticate value sent with 401 responses. Empty
+	// means "Bearer". An OAuth-protected server names its resource metadata
+	// here: `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource"`.
+	Challenge string
+
+	// Methods are the application's own methods, served beside the
+	// built-in ones (and able to replace none of them); their capabilities
+	// are declared in server/discover and initialize. See Method.
+	Methods []Method
+	// Middleware wraps the handler's Dispatcher, the first outermost, to
+	// observe, rewrite or refuse requests on their way to a method; see
+	// Dispatcher.
+	Middleware []func(Dispatcher) Dispatcher
+
+	// ClientLogLevel enables logging to clients (the "logging" capability,
+	// see Log). On 2026-07-28 each request chooses its own level; on the
+	// legacy revisions, which cannot carry one per request, messages at or
+	// above ClientLogLevel are sent. Empty means no logging to clients.
+	ClientLogLevel LogLevel
+	// ToolTimeout bounds how long a tool may run; a Tool's own Timeout
+	// overrides it. When it passes, the tool's context is cancelled and the
+	// caller gets an isError result saying so. Tools must honour their
+	// context: the handler cannot stop one that does not. Zero means no
+	// limit beyond the client's patience.
+	ToolTimeout time.Duration
+
+	// LegacySessionIDs makes the legacy initialize answer carry a random
+	// Mcp-Session-Id. The handler never stores, reads or checks it: every
+	// request is still answered on its own. Some legacy clients expect an id
+	// to exist (the conformance suite's server-sse-multiple-streams scenario
+	// does); with one, they may also send DELETE when they close, which gets
+	// 405. Off by default: a stateless server need not pretend.
+	LegacySessionIDs bool
+
+	// Logger receives what the handler has to report outside the audit
+	// trail: panics, tool errors, auditor failures. Nil means slog.Default().
+	Logger *slog.Logger
+}

@@ -1,0 +1,57 @@
+package mcpmw
+
+import (
+	"strings"
+	"time"
+)
+
+// record builds the audit record of the request from what the stages
+// found and the answer it gets. It is the one place a CallRecord is made.
+func (x *exchange) record(a *answer) CallRecord {
+	rec := CallRecord{
+		Time:      x.start,
+		ClientIP:  x.clientIP,
+		Caller:    x.caller,
+		AuthError: x.authErr,
+		Method:    capEcho(x.env.method),
+		RequestID: capEcho(string(x.env.id)),
+		Status:    x.status(a),
+	}
+	if req := x.req; req != nil {
+		rec.ProtocolVersion = req.Version
+		if rec.ProtocolVersion == "" { // a legacy request naming no served revision
+			rec.ProtocolVersion = capEcho(strings.TrimSpace(x.r.Header.Get(headerProtocolVersion)))
+		}
+		rec.ClientName, rec.ClientVersion = req.ClientName, req.ClientVersion
+		if req.Method == "tools/call" {
+			// As the client sent them: the parser's reading of the
+			// original params, whatever a middleware made of them since.
+			rec.Arguments = lookup(req.parsed.params, "arguments")
+			if req.parsed.nameOK {
+				rec.Tool = capEcho(req.parsed.name)
+			}
+		}
+	}
+	resp := a.resp
+	if resp == nil {
+		resp = &Response{}
+	}
+	rec.Outcome, rec.Summary = resp.Outcome, resp.Summary
+	if resp.Target != "" && x.env.method == "tools/call" {
+		rec.Tool = resp.Target
+	}
+	if resp.Error != nil {
+		rec.ErrorCode = resp.Error.Code
+		if rec.Summary == "" {
+			rec.Summary = capEcho(resp.Error.Message)
+		}
+	}
+	if rec.Outcome == "" {
+		rec.Outcome = OutcomeOK
+		if resp.Error != nil {
+			rec.Outcome = OutcomeError
+		}
+	}
+	rec.Duration = time.Since(x.start)
+	return rec
+}

@@ -1,0 +1,203 @@
+package mcpmw
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// readEnvelope parses the body as one JSON-RPC message. A client-sent
+// JSON-RPC response (a legacy client answering a server request) is
+// accepted with 202; 2026-07-28 clients never send one.
+func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
+	env, perr := parseEnvelope(body)
+	switch {
+	case perr != nil:
+		return env, &answer{resp: &Response{Error: perr}}
+	case !env.response:
+		return env, nil
+	}
+	if hv := strings.TrimSpace(h.Get(headerProtocolVersion)); hv != "" && !knownLegacy(hv) {
+		return env, &answer{resp: ErrorResponse(CodeInvalidRequest, "Invalid Request: clients do not POST JSON-RPC responses on "+LatestVersion)}
+	}
+	return env, &answer{status: http.StatusAccepted, resp: accepted("client response")}
+}
+
+// parseRequest makes the Request of a JSON-RPC request or notification:
+// its params read once, with every key that two readers could read
+// differently refused, and the revision it speaks with what the client
+// declares in it (readRevision). It checks nothing of the revision's rules:
+// checkRevision does.
+func parseRequest(env envelope, caller Caller, h http.Header) (*Request, *answer) {
+	req := &Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: h}
+	req.parsed.read(req.Params)
+	if a := checkKeys(req); a != nil {
+		return req, a
+	}
+	readRevision(req, h)
+	return req, nil
+}
+
+// readRevision decides which revision req speaks (WIRE.md §1) and reads
+// what the client declares in it: Version, ClientCapabilities, ClientName
+// and ClientVersion. A request that names no served revision keeps an
+// empty Version; checkRevision refuses it.
+func readRevision(req *Request, h http.Header) {
+	hv, hPresent, _ := singleHeader(h, headerProtocolVersion)
+	hPresent = hPresent && hv != "" // an empty header says nothing
+	switch {
+	case req.metaParam(metaProtocolVersion) != nil || (hPresent && !knownLegacy(hv)):
+		req.Version = LatestVersion
+		if caps := req.metaParam(metaClientCapabilities); kindOf(caps) == kindObject {
+			req.ClientCapabilities = caps
+		}
+		req.ClientName, req.ClientVersion = clientInfo(req.metaParam(metaClientInfo))
+	case req.Method == "initialize":
+		v, _ := req.StringParam("protocolVersion")
+		if !servedLegacy(v) {
+			v = Version20251125 // a legacy initialize is answered with the latest legacy revision
+		}
+		req.Version = v
+		req.ClientCapabilities = req.Param("capabilities")
+		req.ClientName, req.ClientVersion = clientInfo(req.param("clientInfo"))
+	case req.IsNotification():
+		req.Version = Version20251125
+		if servedLegacy(hv) {
+			req.Version = hv
+		}
+	case servedLegacy(hv):
+		req.Version = hv
+	}
+}
+
+// clientInfo reads name and version from a clientInfo object, ignoring
+// anything malformed: it is display-only.
+func clientInfo(raw []byte) (name, version string) {
+	var buf [4]member
+	ms, ok := objectMembers(raw, buf[:0])
+	if !ok {
+		return "", ""
+	}
+	name, _ = unquote(lookup(ms, "name"))
+	version, _ = unquote(lookup(ms, "version"))
+	return capEcho(name), capEcho(version)
+}
+
+// A Request is one JSON-RPC request or notification, validated for its
+// protocol revision, as a Dispatcher sees it. Its byte slices alias the
+// request body: treat them as read-only and copy what must outlive the call.
+//
+// A middleware may rewrite a request by replacing Params (never by changing
+// its bytes in place) before calling the next Dispatcher: everything after
+// it, the tool included, reads the new value. Version, Caller and the
+// client's declarations were decided from the original request and stay.
+type Request struct {
+	ID      json.RawMessage // exactly as sent; nil for a notification
+	Method  string
+	Params  json.RawMessage // the params object, or nil when absent
+	Version string          // the protocol revision the request speaks, e.g. "2026-07-28"
+	Caller  Caller          // never nil: authentication has succeeded
+	Header  http.Header     // the HTTP request's headers
+
+	// ClientCapabilities is the client's capabilities object: from _meta on
+	// 2026-07-28 requests, from params.capabilities on initialize, and nil on
+	// other legacy requests (a stateless server cannot remember them).
+	ClientCapabilities json.RawMessage
+	// ClientName and ClientVersion are the client's self-description, as
+	// declared; use them for display and logs, never for decisions.
+	ClientName, ClientVersion string
+
+	parsed parsedParams // the handler's reading of Params, while Params is unchanged
+}
+
+// parsedParams is the handler's one reading of a request's params, made
+// when it parsed the body, so that the request path looks members up
+// without scanning again. It belongs to the exact Params slice it was read
+// from: when Params is replaced (by a middleware, or in a Request built by
+// hand), the Request's methods read the new Params instead, so nothing ever
+// acts on a value the request no longer holds.
+type parsedParams struct {
+	of     []byte   // the Params this reading is of; nil when there is none
+	params []member // top-level members of of
+	meta   []member // members of of._meta
+	name   string   // params.name decoded, when nameOK
+	nameOK bool
+	buf    [8]member // backing store for params and meta, saving two allocations
+}
+
+// read sets p to the members of params, a JSON object that parseEnvelope
+// has already validated.
+func (p *parsedParams) read(params []byte) {
+	*p = parsedParams{of: params}
+	if params == nil {
+		return
+	}
+	p.params = membersInto(params, p.buf[:0:4])
+	if metaRaw := lookup(p.params, "_meta"); kindOf(metaRaw) == kindObject {
+		p.meta = membersInto(metaRaw, p.buf[4:8:8])
+	}
+	p.name, p.nameOK = unquote(lookup(p.params, "name"))
+}
+
+// current reports whether p is a reading of params.
+func (p *parsedParams) current(params []byte) bool {
+	return len(p.of) == len(params) && (len(params) == 0 || &p.of[0] == &params[0]) && (p.of == nil) == (params == nil)
+}
+
+// param returns the raw value of the named top-level member of r.Params.
+func (r *Request) param(name string) []byte {
+	if r.parsed.current(r.Params) {
+		return lookup(r.parsed.params, name)
+	}
+	return scanMember(r.Params, name)
+}
+
+// metaParam returns the raw value of the named member of params._meta.
+func (r *Request) metaParam(name string) []byte {
+	if r.parsed.current(r.Params) {
+		return lookup(r.parsed.meta, name)
+	}
+	return scanMember(scanMember(r.Params, "_meta"), name)
+}
+
+// scanMember returns the value of the first member named name of the JSON
+// object doc, or nil when doc is not a valid JSON object or has no such
+// member. It checks doc first: a Params set by a middleware or by hand has
+// not been through the parser.
+func scanMember(doc []byte, name string) []byte {
+	if !json.Valid(doc) {
+		return nil
+	}
+	it, _ := iterMembers(doc) // not an object: it has no members
+	for m, more := it.next(); more; m, more = it.next() {
+		if m.is(name) {
+			return m.val
+		}
+	}
+	return nil
+}
+
+// IsNotification reports whether the request has no id and so gets no answer.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Legacy reports whether the request speaks a revision older than
+// 2026-07-28 (that is, one negotiated through initialize).
+func (r *Request) Legacy() bool { return r.Version != LatestVersion }
+
+// revision is the revision the request speaks (see revisionOf).
+func (r *Request) revision() revision { return revisionOf(r.Version) }
+
+// Param returns the raw value of the named top-level member of Params, or
+// nil when it is absent (or Params is not a JSON object).
+func (r *Request) Param(name string) json.RawMessage {
+	return json.RawMessage(r.param(name))
+}
+
+// StringParam returns the named top-level member of Params when it is a
+// string; ok is false when it is absent or of another type.
+func (r *Request) StringParam(name string) (s string, ok bool) {
+	if name == "name" && r.parsed.current(r.Params) {
+		return r.parsed.name, r.parsed.nameOK
+	}
+	return unquote(r.param(name))
+}

@@ -1,0 +1,78 @@
+package mcpmw
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// A Response is what a Dispatcher returns: a JSON-RPC result or error, and
+// the facts the request's audit record needs. It says nothing about HTTP:
+// the handler chooses the status from the error code, the outcome and the
+// request's revision. Build one with ResultResponse or ErrorResponse.
+type Response struct {
+	// Result is the JSON result object. On 2026-07-28 the handler adds
+	// resultType "complete" and serverInfo in _meta when they are missing.
+	// A Result may be shared: never modify it afterwards.
+	Result json.RawMessage
+	// Error is the JSON-RPC error, when the request failed.
+	Error *Error
+
+	// Outcome, Target and Summary go into the audit record. A zero Outcome
+	// is derived: OutcomeError when Error is set, OutcomeOK otherwise. An
+	// OutcomeDenied error is answered 403: the caller may not do this.
+	Outcome Outcome
+	// Target names what the request acted on: a tool's name for tools/call.
+	Target  string
+	Summary string
+	// Cause is a server-side problem behind an error, for the log: it is
+	// logged with the request and never sent to the client.
+	Cause error
+
+	// encoded marks a Result this package encoded for the request's
+	// revision: valid JSON, complete, written as it is without being
+	// checked or copied (a tools/list page is shared by every caller who
+	// sees it). Results from elsewhere are checked and completed.
+	encoded bool
+}
+
+// ResultResponse returns a Response whose result is v encoded as JSON (a
+// json.RawMessage is used as is). v must encode to a JSON object.
+func ResultResponse(v any) *Response {
+	raw, err := json.Marshal(v)
+	if err == nil && kindOf(raw) != kindObject {
+		err = fmt.Errorf("result is %s, not an object", kindOf(raw))
+	}
+	if err != nil {
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Cause = fmt.Errorf("mcpmw.ResultResponse: %w", err)
+		return resp
+	}
+	return &Response{Result: raw}
+}
+
+// ErrorResponse returns a Response carrying a JSON-RPC error.
+func ErrorResponse(code int, message string) *Response {
+	return &Response{Error: &Error{Code: code, Message: message}}
+}
+
+// JSON-RPC and MCP error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	CodeHeaderMismatch                  = -32020 // a routing header disagrees with the body (2026-07-28)
+	CodeMissingRequiredClientCapability = -32021 // the client lacks a capability the request needs
+	CodeUnsupportedProtocolVersion      = -32022
+)
+
+// An Error is a JSON-RPC error object.
+type Error struct {
+	Code    int
+	Message string
+	Data    any // encoded with encoding/json when set
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }

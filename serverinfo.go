@@ -1,0 +1,77 @@
+package mcpmw
+
+// Implementation describes this server to clients (serverInfo).
+type Implementation struct {
+	Name        string // required on the wire; defaults to "mcp-server"
+	Version     string // defaults to "0.0.0"
+	Title       string // optional display name
+	Description string // optional; not sent to 2025-06-18 clients
+	WebsiteURL  string // optional; not sent to 2025-06-18 clients
+	Icons       []Icon // optional; not sent to 2025-06-18 clients
+}
+
+// An Icon is an image a client may show for a server or a tool.
+type Icon struct {
+	Src      string   // an https: or data: URI
+	MimeType string   // optional
+	Sizes    []string // optional, e.g. "48x48" or "any"
+	Theme    string   // optional: "light" or "dark"
+}
+
+func appendIcons(dst []byte, icons []Icon) []byte {
+	dst = append(dst, '[')
+	for i, ic := range icons {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"src":`...)
+		dst = appendString(dst, ic.Src)
+		if ic.MimeType != "" {
+			dst = append(dst, `,"mimeType":`...)
+			dst = appendString(dst, ic.MimeType)
+		}
+		if len(ic.Sizes) > 0 {
+			dst = append(dst, `,"sizes":[`...)
+			for j, s := range ic.Sizes {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendString(dst, s)
+			}
+			dst = append(dst, ']')
+		}
+		if ic.Theme != "" {
+			dst = append(dst, `,"theme":`...)
+			dst = appendString(dst, ic.Theme)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendImplementation encodes impl as the revision v defines it.
+func appendImplementation(dst []byte, impl Implementation, v revision) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, impl.Name)
+	if impl.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendString(dst, impl.Title)
+	}
+	dst = append(dst, `,"version":`...)
+	dst = appendString(dst, impl.Version)
+	if v.icons() {
+		if impl.Description != "" {
+			dst = append(dst, `,"description":`...)
+			dst = appendString(dst, impl.Description)
+		}
+		if impl.WebsiteURL != "" {
+			dst = append(dst, `,"websiteUrl":`...)
+			dst = appendString(dst, impl.WebsiteURL)
+		}
+		if len(impl.Icons) > 0 {
+			dst = append(dst, `,"icons":`...)
+			dst = appendIcons(dst, impl.Icons)
+		}
+	}
+	return append(dst, '}')
+}

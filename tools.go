@@ -1,0 +1,203 @@
+package mcpmw
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// toolMethods serves tools/list and tools/call from a Registry.
+type toolMethods struct {
+	reg      *Registry
+	timeout  time.Duration // Options.ToolTimeout
+	pageSize int
+	ttl      time.Duration
+	ad       *advertisement // for serverInfo in results
+	inflight inflight       // legacy calls a notifications/cancelled may name
+}
+
+// methods returns the tools capability's methods, and the legacy
+// cancellation notification that can stop a running call.
+func (t *toolMethods) methods() []Method {
+	return []Method{
+		{Name: "tools/list", Capability: "tools", Handle: t.list},
+		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call},
+		{Name: "notifications/cancelled", Revisions: []string{Version20251125, Version20250618}, Handle: t.cancel},
+	}
+}
+
+// list answers tools/list with the tools the caller may use, in
+// registration order, one page at a time.
+func (t *toolMethods) list(_ context.Context, req *Request) *Response {
+	off, resp := listOffset(req)
+	if resp != nil {
+		return resp
+	}
+	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
+	return f.page(t.reg.table(), req.Caller, req.revision(), off)
+}
+
+// listOffset reads the cursor of a list request.
+func listOffset(req *Request) (int, *Response) {
+	switch raw := req.Param("cursor"); kindOf(raw) {
+	case kindNone, kindNull:
+		return 0, nil
+	case kindString:
+		s, _ := unquote(raw)
+		off, ok := decodeCursor(s)
+		if !ok {
+			return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor "+quoteEcho(s)+" is not one this server issued; list again without a cursor")
+		}
+		return off, nil
+	default:
+		return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor must be a string")
+	}
+}
+
+const cursorPrefix = "tools:"
+
+func encodeCursor(off int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(off)))
+}
+
+func decodeCursor(s string) (int, bool) {
+	if s == "" {
+		return 0, true
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b[len(cursorPrefix):]))
+	if err != nil || n < 0 || encodeCursor(n) != s { // only the exact form this server issues
+		return 0, false
+	}
+	return n, true
+}
+
+// target finds the tool a tools/call names.
+func (t *toolMethods) target(req *Request) (*Target, *Response) {
+	e, resp := t.find(req)
+	if resp != nil {
+		return nil, resp
+	}
+	return &e.target, nil
+}
+
+// find reads a tools/call's name and arguments and looks the tool up.
+func (t *toolMethods) find(req *Request) (*entry, *Response) {
+	name, ok := req.StringParam("name")
+	if !ok {
+		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: tools/call needs params.name, the tool's name as a string")
+	}
+	switch args := req.Param("arguments"); kindOf(args) {
+	case kindNone, kindNull, kindObject:
+	default:
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object, not "+kindOf(args).String())
+		resp.Target = capEcho(name)
+		return nil, resp
+	}
+	e := t.reg.table().byName[name]
+	if e == nil {
+		resp := ErrorResponse(CodeInvalidParams, "Unknown tool: "+capEcho(name))
+		resp.Target = capEcho(name)
+		return nil, resp
+	}
+	return e, nil
+}
+
+// call answers tools/call: run the tool, encode its result. The handler
+// checked the caller's permission for the tool before the middleware ran;
+// when a middleware has since pointed the request at another tool, that
+// one is checked here (the list was a courtesy; the call check is the gate).
+func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
+	e, resp := t.find(req)
+	if resp != nil {
+		return resp
+	}
+	if admittedTarget(ctx) != &e.target {
+		if !req.Caller.Can(e.Permission) {
+			return deniedResponse(&e.target)
+		}
+		if resp := clientCapabilityError(&e.target, req); resp != nil {
+			return resp
+		}
+	}
+	res, err := t.run(ctx, req, e)
+	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
+		resp := ErrorResponse(CodeInternalError, "Request cancelled")
+		resp.Target, resp.Summary = e.Name, "client went away: "+context.Cause(ctx).Error()
+		return resp
+	}
+	if err != nil {
+		return t.toolError(req, e.Name, err)
+	}
+	body, err := encodeToolResult(&res, req.revision(), t.ad.serverMeta)
+	if err != nil {
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause = e.Name, err
+		return resp
+	}
+	resp = &Response{Result: body, Target: e.Name, Summary: "ok", encoded: true}
+	if res.IsError {
+		resp.Outcome = OutcomeError
+		resp.Summary = "tool reported an error: " + capEcho(res.AllText())
+	}
+	return resp
+}
+
+// errToolTimeout is the cause of a tool's context when its time is up.
+var errToolTimeout = errors.New("mcpmw: tool timeout")
+
+// run calls the tool with its deadline and, on the legacy revisions, where
+// a call can be cancelled by a notification, registered as in flight.
+func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResult, error) {
+	limit := e.Timeout
+	if limit == 0 {
+		limit = t.timeout
+	}
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limit, errToolTimeout)
+		defer cancel()
+	}
+	if req.revision().cancelsByNotification() {
+		var done func()
+		ctx, done = t.inflight.add(ctx, req)
+		defer done()
+	}
+	res, err := e.Call(ctx, req.Caller, NewArgs(req.Param("arguments")))
+	switch context.Cause(ctx) {
+	case errToolTimeout:
+		return ErrorResult("The tool %q did not finish within %v and was stopped. Try again with a smaller request.", e.Name, limit), nil
+	case errCancelledByClient:
+		return ErrorResult("The call was cancelled by the client."), nil
+	}
+	return res, err
+}
+
+// toolError turns an error returned by a tool into its Response.
+func (t *toolMethods) toolError(req *Request, tool string, err error) *Response {
+	var ae *ArgError
+	var je *Error
+	switch {
+	case errors.As(err, &ae):
+		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", ae.Error())
+		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
+		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ae.Error()), encoded: true}
+	case errors.As(err, &je):
+		return &Response{Error: je, Target: tool, Summary: capEcho(je.Message)}
+	default:
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause, resp.Summary = tool, err, "tool failed: "+capEcho(err.Error())
+		return resp
+	}
+}
+
+// cancel handles a legacy notifications/cancelled.
+func (t *toolMethods) cancel(_ context.Context, req *Request) *Response {
+	return t.inflight.cancel(req)
+}
