@@ -65,10 +65,11 @@ func NewArgs(raw []byte) *Args {
 // argField names the argument at JSON pointer ptr in an ArgError: a
 // top-level argument by its name, a nested member by its pointer.
 func argField(ptr string) string {
-	if strings.LastIndexByte(ptr, '/') == 0 && !strings.Contains(ptr, "~") {
-		return ptr[1:]
+	if strings.LastIndexByte(ptr, '/') != 0 {
+		return ptr
 	}
-	return ptr
+	// One reference token: the name, with RFC 6901's escapes undone.
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr[1:])
 }
 
 // An ArgError reports an argument that is missing or of the wrong type or

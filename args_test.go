@@ -178,6 +178,9 @@ func TestNewArgs(t *testing.T) {
 		{name: "null then garbage", raw: `null x`, wantRaw: `null x`, problem: "arguments are not valid JSON"},
 		{name: "duplicate member", raw: `{"a":1,"b":2,"a":3}`, wantRaw: `{"a":1,"b":2,"a":3}`, field: "a", problem: "appears more than once"},
 		{name: "duplicate spelled with escape", raw: `{"path":"x","p\u0061th":"y"}`, wantRaw: `{"path":"x","p\u0061th":"y"}`, field: "path", problem: "appears more than once"},
+		{name: "duplicate escaped from its first byte", raw: `{"a":1,"\u0061":2}`, wantRaw: `{"a":1,"\u0061":2}`, field: "a", problem: "appears more than once"},
+		{name: "duplicate nested", raw: `{"o":{"team":"a","team":"b"}}`, wantRaw: `{"o":{"team":"a","team":"b"}}`, field: "/o/team", problem: "appears more than once"},
+		{name: "duplicate name with pointer escapes", raw: `{"a/b~c":1,"a/b~c":2}`, wantRaw: `{"a/b~c":1,"a/b~c":2}`, field: "a/b~c", problem: "appears more than once"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -25,6 +25,8 @@ func TestDuplicatePointer(t *testing.T) {
 		{"in an array", `{"list":[{"a":1},{"b":1,"b":2}]}`, "/list/1/b"},
 		{"array of arrays", `{"m":[[],[{"x":1,"x":2}]]}`, "/m/1/0/x"},
 		{"escaped spelling", `{"path":"x","p\u0061th":"y"}`, "/path"},
+		{"escaped from the first byte", `{"a":1,"\u0061":2}`, "/a"},
+		{"escaped from the first byte, wide", wide + `"k":1,"\u006b":2}}`, "/wide/k"},
 		{"pointer escapes", `{"a/b":{"c~d":1,"c~d":2}}`, "/a~1b/c~0d"},
 		{"keys after a closed object", `{"a":{"x":1},"b":{"x":1},"a":2}`, "/a"},
 		{"strings with brackets and quotes", `{"s":"{\"a\":1,\"a\":2}","t":"[","s2":"}"}`, ""},

@@ -139,9 +139,10 @@ func (p *parsedParams) read(params []byte) {
 	p.name, p.nameOK = unquote(lookup(p.params, "name"))
 }
 
-// current reports whether p is a reading of params.
+// current reports whether p is a reading of params: the same bytes, not
+// merely equal ones. (Empty params have no members, read or not.)
 func (p *parsedParams) current(params []byte) bool {
-	return len(p.of) == len(params) && (len(params) == 0 || &p.of[0] == &params[0]) && (p.of == nil) == (params == nil)
+	return len(p.of) == len(params) && (len(params) == 0 || &p.of[0] == &params[0])
 }
 
 // param returns the raw value of the named top-level member of r.Params.
