@@ -29,117 +29,166 @@ type envelope struct {
 // -32600 (JSON, but not one valid message); the envelope's id is filled in
 // whenever it could be read, so the error can echo it.
 func parseEnvelope(body []byte) (envelope, *Error) {
-	var env envelope
+	if err := checkJSON(body); err != nil {
+		return envelope{}, err
+	}
+	ms, err := readRPCMembers(body)
+	if err != nil {
+		return envelope{}, err
+	}
+	env := envelope{id: ms.echoableID()}
+	if err := ms.check(body); err != nil {
+		return env, err
+	}
+	env.id = json.RawMessage(ms.id)
+	return ms.message(env)
+}
+
+// checkJSON refuses a body that is not one valid UTF-8 JSON document.
+func checkJSON(body []byte) *Error {
 	if !json.Valid(body) {
-		return env, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"}
+		return &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"}
 	}
 	// encoding/json accepts invalid UTF-8 inside strings and reads each bad
 	// byte as U+FFFD, while the raw slices handed on (ids, arguments) keep
 	// the bytes: two readings of one body, and answers that are not UTF-8.
 	// JSON exchanged between systems must be UTF-8 (RFC 8259 §8.1).
 	if !utf8.Valid(body) {
-		return env, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid UTF-8"}
+		return &Error{Code: CodeParseError, Message: "Parse error: the body is not valid UTF-8"}
 	}
-	// The members are walked, not collected: a body of a million unknown
-	// members costs time in proportion, but no memory.
+	return nil
+}
+
+// rpcMembers are the JSON-RPC members of a body, raw, and what was wrong
+// with their names.
+type rpcMembers struct {
+	version, id, method, params, result, errv []byte
+
+	dup     string // the first JSON-RPC member that appears twice
+	idTwice bool
+	folded  string // the first member spelled like a JSON-RPC member in another case
+}
+
+// readRPCMembers walks the members of a valid JSON body. They are walked,
+// not collected: a body of a million unknown members costs time in
+// proportion, but no memory.
+func readRPCMembers(body []byte) (rpcMembers, *Error) {
+	var ms rpcMembers
 	it, ok := iterMembers(body)
 	if !ok {
 		if kindOf(body[skipSpace(body, 0):]) == kindArray {
-			return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches are not supported; send one JSON-RPC message per POST"}
+			return ms, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches are not supported; send one JSON-RPC message per POST"}
 		}
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC object"}
+		return ms, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC object"}
 	}
-	var version, id, method, params, result, errv []byte
-	var dup string    // the first known member that appears twice
-	var folded string // the first member that is a known one but for case
-	idTwice := false
 	for m, more := it.next(); more; m, more = it.next() {
-		var slot *[]byte
-		switch {
-		case m.is("jsonrpc"):
-			slot = &version
-		case m.is("id"):
-			slot = &id
-		case m.is("method"):
-			slot = &method
-		case m.is("params"):
-			slot = &params
-		case m.is("result"):
-			slot = &result
-		case m.is("error"):
-			slot = &errv
-		default:
-			// Unknown members are ignored, as JSON-RPC allows, but not one
-			// that Go decoders would read as a known member by folding case
-			// ("ID" makes a request of what this reader sees as a
-			// notification).
-			if name, ok := foldedRPCMember(m.key); ok && folded == "" {
-				folded = name
-			}
-			continue
-		}
-		switch {
-		case *slot == nil:
-			*slot = m.val
-			continue
-		case slot == &id:
-			idTwice = true
-		}
-		if dup == "" {
-			dup = m.keyString()
-		}
+		ms.take(m)
 	}
-	if dup != "" {
-		// The id is still echoed when it was given once; two ids echo none.
-		if k := kindOf(id); !idTwice && (k == kindString || k == kindNumber) {
-			env.id = json.RawMessage(id)
+	return ms, nil
+}
+
+// take files one member of the body.
+func (ms *rpcMembers) take(m member) {
+	slot := ms.slot(m)
+	switch {
+	case slot == nil:
+		// Unknown members are ignored, as JSON-RPC allows, but not one that
+		// Go decoders would read as a known member by folding case ("ID"
+		// makes a request of what this reader sees as a notification).
+		if name, ok := foldedRPCMember(m.key); ok && ms.folded == "" {
+			ms.folded = name
 		}
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member \"" + dup + "\" appears twice"}
-	}
-	if folded != "" {
-		if k := kindOf(id); k == kindString || k == kindNumber {
-			env.id = json.RawMessage(id)
-		}
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a member is spelled like \"" + folded + "\" in another case; JSON-RPC member names are case-sensitive"}
-	}
-	switch kindOf(id) {
-	case kindNone:
-	case kindString, kindNumber:
-		env.id = json.RawMessage(id)
-	case kindNull:
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must not be null; omit it for a notification"}
+	case *slot == nil:
+		*slot = m.val
 	default:
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer, not " + kindOf(id).String()}
+		ms.idTwice = ms.idTwice || slot == &ms.id
+		if ms.dup == "" {
+			ms.dup = m.keyString()
+		}
+	}
+}
+
+// slot returns where the member goes, or nil for a member JSON-RPC does
+// not define.
+func (ms *rpcMembers) slot(m member) *[]byte {
+	switch {
+	case m.is("jsonrpc"):
+		return &ms.version
+	case m.is("id"):
+		return &ms.id
+	case m.is("method"):
+		return &ms.method
+	case m.is("params"):
+		return &ms.params
+	case m.is("result"):
+		return &ms.result
+	case m.is("error"):
+		return &ms.errv
+	}
+	return nil
+}
+
+// echoableID is the id an error about the body may echo: one given once,
+// as a string or a number.
+func (ms *rpcMembers) echoableID() json.RawMessage {
+	if k := kindOf(ms.id); !ms.idTwice && (k == kindString || k == kindNumber) {
+		return json.RawMessage(ms.id)
+	}
+	return nil
+}
+
+// check refuses what makes the body no JSON-RPC message at all, in the
+// order the refusals are reported: repeated or case-folded member names,
+// an id of the wrong type, deep nesting, the wrong jsonrpc.
+func (ms *rpcMembers) check(body []byte) *Error {
+	switch {
+	case ms.dup != "":
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member \"" + ms.dup + "\" appears twice"}
+	case ms.folded != "":
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a member is spelled like \"" + ms.folded + "\" in another case; JSON-RPC member names are case-sensitive"}
+	}
+	switch kindOf(ms.id) {
+	case kindNone, kindString, kindNumber:
+	case kindNull:
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must not be null; omit it for a notification"}
+	default:
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer, not " + kindOf(ms.id).String()}
 	}
 	// Checked once the id is known, so the refusal can echo it; reading the
 	// top-level members above does not recurse.
 	if exceedsDepth(body, maxJSONDepth) {
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: JSON nesting is deeper than " + strconv.Itoa(maxJSONDepth) + " levels"}
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: JSON nesting is deeper than " + strconv.Itoa(maxJSONDepth) + " levels"}
 	}
-	if v, ok := unquote(version); !ok || v != "2.0" {
-		return env, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: "jsonrpc" must be "2.0"`}
+	if v, ok := unquote(ms.version); !ok || v != "2.0" {
+		return &Error{Code: CodeInvalidRequest, Message: `Invalid Request: "jsonrpc" must be "2.0"`}
 	}
-	if method == nil {
-		if (result != nil || errv != nil) && env.id != nil && params == nil {
+	return nil
+}
+
+// message completes env as the request, notification or response the
+// members make, or refuses them.
+func (ms *rpcMembers) message(env envelope) (envelope, *Error) {
+	if ms.method == nil {
+		if (ms.result != nil || ms.errv != nil) && env.id != nil && ms.params == nil {
 			env.response = true
 			return env, nil
 		}
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is missing"}
 	}
-	if result != nil || errv != nil {
+	if ms.result != nil || ms.errv != nil {
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a request cannot carry result or error"}
 	}
-	s, ok := unquote(method)
+	s, ok := unquote(ms.method)
 	if !ok || s == "" {
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
 	}
 	env.method = s
-	switch kindOf(params) {
+	switch kindOf(ms.params) {
 	case kindNone:
 	case kindObject:
-		env.params = json.RawMessage(params)
+		env.params = json.RawMessage(ms.params)
 	default:
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: params must be an object, not " + kindOf(params).String()}
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: params must be an object, not " + kindOf(ms.params).String()}
 	}
 	return env, nil
 }

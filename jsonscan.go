@@ -167,27 +167,40 @@ func duplicateKey(members []member) (string, bool) {
 }
 
 // duplicateIndex returns the index of the earliest of n raw keys (as in the
-// document, without quotes) that an earlier key equals once decoded. Large
-// sets are checked by sorting indices, so many keys make the check neither
-// quadratic nor a copy of every key.
+// document, without quotes) that an earlier key equals once decoded.
 func duplicateIndex(n int, rawKey func(i int) []byte) (int, bool) {
 	if n <= 8 {
-		for i := 1; i < n; i++ {
-			for j := 0; j < i; j++ {
-				ki, kj := rawKey(i), rawKey(j)
-				if bytes.Equal(ki, kj) {
-					return i, true
-				}
-				escaped := bytes.IndexByte(ki, '\\') >= 0 || bytes.IndexByte(kj, '\\') >= 0
-				if escaped && (member{key: ki}).keyString() == (member{key: kj}).keyString() {
-					return i, true
-				}
+		return duplicateIndexSmall(n, rawKey)
+	}
+	return duplicateIndexSorted(n, rawKey)
+}
+
+// duplicateIndexSmall compares every pair: cheapest for a few keys.
+func duplicateIndexSmall(n int, rawKey func(i int) []byte) (int, bool) {
+	for i := 1; i < n; i++ {
+		for j := 0; j < i; j++ {
+			if sameKey(rawKey(i), rawKey(j)) {
+				return i, true
 			}
 		}
-		return 0, false
 	}
-	// Raw key bytes are the decoded key unless they hold an escape; only
-	// those few are decoded.
+	return 0, false
+}
+
+// sameKey reports whether two raw keys are equal once decoded, decoding
+// only when one holds an escape.
+func sameKey(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	escaped := bytes.IndexByte(a, '\\') >= 0 || bytes.IndexByte(b, '\\') >= 0
+	return escaped && (member{key: a}).keyString() == (member{key: b}).keyString()
+}
+
+// duplicateIndexSorted sorts key indices, so that many keys make the check
+// neither quadratic nor a copy of every key: raw key bytes are the decoded
+// key unless they hold an escape, and only those few are decoded.
+func duplicateIndexSorted(n int, rawKey func(i int) []byte) (int, bool) {
 	var decoded map[int32][]byte
 	for i := range n {
 		if k := rawKey(i); bytes.IndexByte(k, '\\') >= 0 {
@@ -223,10 +236,7 @@ func duplicateIndex(n int, rawKey func(i int) []byte) (int, bool) {
 			}
 		}
 	}
-	if first < 0 {
-		return 0, false
-	}
-	return int(first), true
+	return int(first), first >= 0
 }
 
 func skipSpace(doc []byte, i int) int {

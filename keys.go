@@ -217,67 +217,105 @@ func pointerOf(path []string) string {
 var jsonUnmarshalerType = reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()
 
 func foldedFieldAt(doc []byte, t reflect.Type, path *[]string) (want string, found bool) {
-	for t != nil && t.Kind() == reflect.Pointer {
-		if t.Implements(jsonUnmarshalerType) {
-			return "", false
-		}
-		t = t.Elem()
-	}
-	if t == nil || t.Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(jsonUnmarshalerType) {
+	t = decodedType(t)
+	if t == nil {
 		return "", false
 	}
 	doc = doc[skipSpace(doc, 0):]
 	switch t.Kind() {
 	case reflect.Struct:
-		it, ok := iterMembers(doc)
-		if !ok {
-			return "", false
-		}
-		fields := structFields(t)
-		for m, more := it.next(); more; m, more = it.next() {
-			k := m.keyString()
-			if ft, ok := fields.exact[k]; ok {
-				*path = append(*path, k)
-				if want, found := foldedFieldAt(m.val, ft, path); found {
-					return want, true
-				}
-				*path = (*path)[:len(*path)-1]
-				continue
-			}
-			if want, ok := fields.folded[foldKey(k)]; ok {
-				*path = append(*path, k)
-				return want, true
-			}
-		}
+		return foldedInStruct(doc, t, path)
 	case reflect.Map:
-		it, ok := iterMembers(doc)
-		if !ok {
-			return "", false
-		}
-		for m, more := it.next(); more; m, more = it.next() {
-			*path = append(*path, m.keyString())
-			if want, found := foldedFieldAt(m.val, t.Elem(), path); found {
-				return want, true
-			}
-			*path = (*path)[:len(*path)-1]
-		}
+		return foldedInMap(doc, t.Elem(), path)
 	case reflect.Slice, reflect.Array:
-		if kindOf(doc) != kindArray {
-			return "", false
+		return foldedInArray(doc, t.Elem(), path)
+	}
+	return "", false
+}
+
+// decodedType is the type encoding/json decodes a value into when the
+// target has type t (pointers followed), or nil when the value is decoded
+// by its own UnmarshalJSON, which this walk does not look into.
+func decodedType(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		if t.Implements(jsonUnmarshalerType) {
+			return nil
 		}
-		for i, n := skipSpace(doc, 1), 0; i < len(doc) && doc[i] != ']'; n++ {
-			end := valueEnd(doc, i)
-			*path = append(*path, strconv.Itoa(n))
-			if want, found := foldedFieldAt(doc[i:end], t.Elem(), path); found {
+		t = t.Elem()
+	}
+	if t == nil || t.Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(jsonUnmarshalerType) {
+		return nil
+	}
+	return t
+}
+
+// foldedInStruct checks the members of an object decoded into struct t: a
+// member naming a field exactly is followed into the field; one naming a
+// field only by folding case is the answer.
+func foldedInStruct(doc []byte, t reflect.Type, path *[]string) (string, bool) {
+	it, ok := iterMembers(doc)
+	if !ok {
+		return "", false
+	}
+	fields := structFields(t)
+	for m, more := it.next(); more; m, more = it.next() {
+		k := m.keyString()
+		if ft, ok := fields.exact[k]; ok {
+			if want, found := foldedUnder(m.val, ft, path, k); found {
 				return want, true
 			}
-			*path = (*path)[:len(*path)-1]
-			i = skipSpace(doc, end)
-			if i < len(doc) && doc[i] == ',' {
-				i = skipSpace(doc, i+1)
-			}
+			continue
+		}
+		if want, ok := fields.folded[foldKey(k)]; ok {
+			*path = append(*path, k)
+			return want, true
 		}
 	}
+	return "", false
+}
+
+// foldedInMap checks the values of an object decoded into a map (whose
+// keys are taken exactly).
+func foldedInMap(doc []byte, elem reflect.Type, path *[]string) (string, bool) {
+	it, ok := iterMembers(doc)
+	if !ok {
+		return "", false
+	}
+	for m, more := it.next(); more; m, more = it.next() {
+		if want, found := foldedUnder(m.val, elem, path, m.keyString()); found {
+			return want, true
+		}
+	}
+	return "", false
+}
+
+// foldedInArray checks the elements of an array decoded into a slice or
+// an array.
+func foldedInArray(doc []byte, elem reflect.Type, path *[]string) (string, bool) {
+	if kindOf(doc) != kindArray {
+		return "", false
+	}
+	for i, n := skipSpace(doc, 1), 0; i < len(doc) && doc[i] != ']'; n++ {
+		end := valueEnd(doc, i)
+		if want, found := foldedUnder(doc[i:end], elem, path, strconv.Itoa(n)); found {
+			return want, true
+		}
+		i = skipSpace(doc, end)
+		if i < len(doc) && doc[i] == ',' {
+			i = skipSpace(doc, i+1)
+		}
+	}
+	return "", false
+}
+
+// foldedUnder walks one member or element, its reference token pushed on
+// path while it is read (and left there when the answer is found in it).
+func foldedUnder(doc []byte, t reflect.Type, path *[]string, token string) (string, bool) {
+	*path = append(*path, token)
+	if want, found := foldedFieldAt(doc, t, path); found {
+		return want, true
+	}
+	*path = (*path)[:len(*path)-1]
 	return "", false
 }
 

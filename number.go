@@ -16,70 +16,100 @@ import (
 // false for an integer beyond the range of int.
 func parseInt(v []byte) (n int, exact, integral bool) {
 	if i, err := strconv.ParseInt(string(v), 10, 0); err == nil {
-		return int(i), true, true
+		return int(i), true, true // the common case
 	}
-	i, neg := 0, len(v) > 0 && v[0] == '-'
-	if neg {
+	return decimalOf(v).int()
+}
+
+// A decimal is a JSON number as sign, significant digits and a decimal
+// exponent: -1.50e2 is {neg, "15", 1}.
+type decimal struct {
+	neg    bool
+	digits []byte // no leading or trailing zeros
+	exp    int64
+}
+
+// decimalOf reads the valid JSON number v.
+func decimalOf(v []byte) decimal {
+	var d decimal
+	i := 0
+	if d.neg = len(v) > 0 && v[0] == '-'; d.neg {
 		i++
 	}
-	digits := make([]byte, 0, 24)
-	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
-		digits = append(digits, v[i])
-	}
-	var exp int64 // decimal exponent of digits
+	d.digits, i = appendDigits(make([]byte, 0, 24), v, i)
 	if i < len(v) && v[i] == '.' {
-		for i++; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
-			digits = append(digits, v[i])
-			exp--
-		}
+		n := len(d.digits)
+		d.digits, i = appendDigits(d.digits, v, i+1)
+		d.exp -= int64(len(d.digits) - n)
 	}
 	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		d.exp += exponentOf(v[i+1:])
+	}
+	d.trim()
+	return d
+}
+
+// appendDigits appends the run of decimal digits of v from i to dst, and
+// returns where the run ends.
+func appendDigits(dst, v []byte, i int) ([]byte, int) {
+	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		dst = append(dst, v[i])
+	}
+	return dst, i
+}
+
+// trim drops leading zeros and moves trailing ones into the exponent.
+func (d *decimal) trim() {
+	for len(d.digits) > 0 && d.digits[0] == '0' {
+		d.digits = d.digits[1:]
+	}
+	for len(d.digits) > 0 && d.digits[len(d.digits)-1] == '0' {
+		d.digits = d.digits[:len(d.digits)-1]
+		d.exp++
+	}
+}
+
+// exponentOf reads the exponent after a JSON number's e, saturating far
+// beyond any body's length of digits.
+func exponentOf(v []byte) int64 {
+	i, neg := 0, len(v) > 0 && v[0] == '-'
+	if len(v) > 0 && (v[0] == '-' || v[0] == '+') {
 		i++
-		eneg := i < len(v) && v[i] == '-'
-		if i < len(v) && (v[i] == '-' || v[i] == '+') {
-			i++
-		}
-		var e int64
-		for ; i < len(v); i++ {
-			if e < 1e15 { // saturate: far beyond any body's length of digits
-				e = e*10 + int64(v[i]-'0')
-			}
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
 	}
-	for len(digits) > 0 && digits[0] == '0' {
-		digits = digits[1:]
+	var e int64
+	for ; i < len(v); i++ {
+		if e < 1e15 {
+			e = e*10 + int64(v[i]-'0')
+		}
 	}
-	for len(digits) > 0 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1]
-		exp++
+	if neg {
+		return -e
 	}
+	return e
+}
+
+// int converts d to an int, as parseInt reports it.
+func (d decimal) int() (n int, exact, integral bool) {
 	switch {
-	case len(digits) == 0:
+	case len(d.digits) == 0:
 		return 0, true, true
-	case exp < 0:
+	case d.exp < 0:
 		return 0, false, false
-	case int64(len(digits))+exp > 19: // more digits than any int64
+	case int64(len(d.digits))+d.exp > 19: // more digits than any int64
 		return 0, false, true
 	}
 	var u uint64
-	for _, d := range digits {
-		u = u*10 + uint64(d-'0')
+	for _, c := range d.digits {
+		u = u*10 + uint64(c-'0')
 	}
-	for ; exp > 0; exp-- {
+	for e := d.exp; e > 0; e-- {
 		u *= 10
 	}
-	if neg {
-		if u > uint64(math.MaxInt)+1 {
-			return 0, false, true
-		}
-		return int(-u), true, true
-	}
-	if u > math.MaxInt {
+	switch {
+	case d.neg && u > uint64(math.MaxInt)+1, !d.neg && u > math.MaxInt:
 		return 0, false, true
+	case d.neg:
+		return int(-u), true, true
 	}
 	return int(u), true, true
 }

@@ -145,46 +145,43 @@ func appendContent(dst []byte, c *Content) ([]byte, error) {
 	default:
 		return dst, fmt.Errorf("content block type %q is not one of text, image, audio, resource_link, resource", c.Type)
 	}
-	if a := c.Annotations; a != nil {
-		raw, err := json.Marshal(struct {
-			Audience     []string `json:"audience,omitempty"`
-			Priority     *float64 `json:"priority,omitempty"`
-			LastModified string   `json:"lastModified,omitempty"`
-		}{a.Audience, a.Priority, a.LastModified})
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, `,"annotations":`...)
-		dst = append(dst, raw...)
+	dst, err := appendAnnotations(dst, c.Annotations)
+	return append(dst, '}'), err
+}
+
+// appendAnnotations appends a content block's annotations member, if any.
+func appendAnnotations(dst []byte, a *ContentAnnotations) ([]byte, error) {
+	if a == nil {
+		return dst, nil
 	}
-	return append(dst, '}'), nil
+	raw, err := json.Marshal(struct {
+		Audience     []string `json:"audience,omitempty"`
+		Priority     *float64 `json:"priority,omitempty"`
+		LastModified string   `json:"lastModified,omitempty"`
+	}{a.Audience, a.Priority, a.LastModified})
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"annotations":`...)
+	return append(dst, raw...), nil
 }
 
 // encodeToolResult encodes r as a CallToolResult for revision v, with the
 // 2026-07-28 envelope fields when v is the latest revision.
 func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, error) {
-	var structured []byte
-	if r.StructuredContent != nil {
-		var err error
-		if structured, err = json.Marshal(r.StructuredContent); err != nil {
-			return nil, fmt.Errorf("StructuredContent: %w", err)
-		}
-		if !utf8.Valid(structured) { // a json.RawMessage is passed through as is
-			structured = bytes.ToValidUTF8(structured, []byte("\uFFFD"))
-		}
+	structured, err := encodeStructured(r.StructuredContent)
+	if err != nil {
+		return nil, err
 	}
-	legacy := !v.anyStructuredContent()
+	// The legacy revisions carry only an object as structuredContent.
+	carried := structured != nil && (v.anyStructuredContent() || kindOf(structured) == kindObject)
 	content := r.Content
-	if structured != nil && (len(content) == 0 || (legacy && kindOf(structured) != kindObject)) {
+	if structured != nil && (len(content) == 0 || !carried) {
 		// The text form, for clients that read only text, and the only form
-		// of a non-object value on a legacy revision.
+		// of a value a revision cannot carry as structured content.
 		content = append(content[:len(content):len(content)], TextContent(string(structured)))
 	}
-	size := 64 + len(structured)*2 + len(serverMeta)
-	for i := range content {
-		size += 48 + len(content[i].Text) + len(content[i].URI) + len(content[i].Data)*4/3
-	}
-	dst := make([]byte, 0, size)
+	dst := make([]byte, 0, resultSize(content, structured, serverMeta))
 	if v.envelope() {
 		dst = append(dst, `{"resultType":"complete","content":[`...)
 	} else {
@@ -194,13 +191,12 @@ func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, err
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		var err error
 		if dst, err = appendContent(dst, &content[i]); err != nil {
 			return nil, err
 		}
 	}
 	dst = append(dst, ']')
-	if structured != nil && (!legacy || kindOf(structured) == kindObject) {
+	if carried {
 		dst = append(dst, `,"structuredContent":`...)
 		dst = append(dst, structured...)
 	}
@@ -212,4 +208,31 @@ func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, err
 		dst = append(dst, serverMeta...)
 	}
 	return append(dst, '}'), nil
+}
+
+// encodeStructured encodes a result's structured content as valid UTF-8
+// JSON (a json.RawMessage is passed through, its bad bytes replaced), or
+// returns nil when there is none.
+func encodeStructured(v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("StructuredContent: %w", err)
+	}
+	if !utf8.Valid(raw) {
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	}
+	return raw, nil
+}
+
+// resultSize estimates the encoded size of a result, so that it is built
+// in one allocation.
+func resultSize(content []Content, structured, serverMeta []byte) int {
+	size := 64 + len(structured)*2 + len(serverMeta)
+	for i := range content {
+		size += 48 + len(content[i].Text) + len(content[i].URI) + len(content[i].Data)*4/3
+	}
+	return size
 }
