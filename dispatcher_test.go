@@ -290,3 +290,44 @@ func TestHandBuiltRequestReadsItsParams(t *testing.T) {
 		assert.False(t, ok)
 	}
 }
+
+// A Request built by hand with the public fields of a parsed one answers
+// every public method the same: nothing a method reads was filled in on
+// the side by the parser.
+func TestHandBuiltAndParsedRequestsAgree(t *testing.T) {
+	t.Parallel()
+	var got []*mcpmw.Request
+	capture := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			got = append(got, req)
+			return next.Dispatch(ctx, req)
+		})
+	}
+	var reg mcpmw.Registry
+	reg.Add(testTools()...)
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{capture}})
+	for _, r := range []*http.Request{
+		modern("1", "tools/call", `"name":"echo","arguments":{"message":"hi"},"cursor":"c\u0061","n":2`),
+		modern(`"x"`, "tools/list", `"cursor":""`),
+		legacy("2025-06-18", "7", "tools/call", `"name":"e\u0063ho","arguments":{"message":"hi"}`),
+		req(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{"a":1}}`, "MCP-Protocol-Version", "2025-11-25"),
+	} {
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	require.Len(t, got, 4)
+	names := []string{"name", "arguments", "cursor", "n", "_meta", "missing", "a"}
+	for _, parsed := range got {
+		hand := &mcpmw.Request{ID: parsed.ID, Method: parsed.Method, Params: append(json.RawMessage(nil), parsed.Params...),
+			Version: parsed.Version, Caller: parsed.Caller, Header: parsed.Header, ClientCapabilities: parsed.ClientCapabilities,
+			ClientName: parsed.ClientName, ClientVersion: parsed.ClientVersion}
+		assert.Equal(t, parsed.IsNotification(), hand.IsNotification())
+		assert.Equal(t, parsed.Legacy(), hand.Legacy())
+		for _, name := range names {
+			assert.Equal(t, parsed.Param(name), hand.Param(name), "Param(%q) of %s", name, parsed.Method)
+			ps, pok := parsed.StringParam(name)
+			hs, hok := hand.StringParam(name)
+			assert.Equal(t, pok, hok, "StringParam(%q) of %s", name, parsed.Method)
+			assert.Equal(t, ps, hs, "StringParam(%q) of %s", name, parsed.Method)
+		}
+	}
+}

@@ -32,13 +32,15 @@
 //
 // Each request passes, in order: the optional rate limiter
 // ([Options].RateLimit, never audited), the HTTP method check (POST only),
-// the Origin check against [Options].AllowedHosts (DNS-rebinding defence),
-// the Authenticator (headers only, before the body is read), body and
-// JSON-RPC envelope parsing, revision classification and header validation,
-// and the [Dispatcher]. The Auditor is then called exactly once, just before
-// the response is written, whatever happened on the way.
+// the Host and Origin check against [Options].AllowedHosts (DNS-rebinding
+// defence), the Authenticator (headers only, before the body is read), body
+// and JSON-RPC envelope parsing, the revision's rules and headers, the
+// method table and the request's target (the caller's [Permission] for it
+// first), and the [Dispatcher]: [Options].Middleware around the [Method].
+// The Auditor is then called exactly once, just before the response is
+// written, whatever happened on the way.
 //
-// # Tools and capabilities
+// # Tools and permissions
 //
 // tools/list shows a caller only the tools whose permission [Caller].Can
 // allows; tools/call checks again before the tool runs. The list is a
@@ -47,11 +49,13 @@
 // [ArgError] that the handler turns into an isError result naming the field,
 // so the model can correct its call.
 //
-// # Extending the dispatcher
+// # Adding methods
 //
-// Methods beyond tools (resources, prompts, completion) are served by
-// wrapping the [Dispatcher] the way chi wraps handlers: see
-// [Options].Middleware and [Options].Capabilities.
+// Methods beyond tools (resources, prompts, completion) are [Method]
+// values in [Options].Methods: each brings its server capability, which
+// server/discover and initialize then advertise, so what is declared is
+// exactly what is served. [Options].Middleware wraps every method the way
+// chi wraps handlers.
 //
 // # Errors
 //
