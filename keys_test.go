@@ -151,6 +151,39 @@ type foldOuter struct {
 	hidden string               // an unexported field is never filled
 }
 
+// ptrDecoder and valDecoder decode themselves: the walk does not look into
+// them, though their fields would fold.
+type ptrDecoder struct{ Team string }
+
+func (d *ptrDecoder) UnmarshalJSON([]byte) error { return nil }
+
+type valDecoder struct{ Team string }
+
+func (valDecoder) UnmarshalJSON([]byte) error { return nil }
+
+type selfDecoding struct {
+	P  ptrDecoder  `json:"p"`
+	PP *ptrDecoder `json:"pp"`
+	V  valDecoder  `json:"v"`
+	VP *valDecoder `json:"vp"`
+	O  foldInner   `json:"o"`
+}
+
+func TestFoldedFieldLeavesSelfDecodingValues(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeFor[*selfDecoding]()
+	for _, doc := range []string{`{"p":{"team":1}}`, `{"pp":{"team":1}}`, `{"v":{"team":1}}`, `{"vp":{"team":1}}`} {
+		_, _, found := foldedField([]byte(doc), typ)
+		assert.False(t, found, doc)
+	}
+	ptr, want, found := foldedField([]byte(`{"o":{"TEAM":1}}`), typ)
+	assert.True(t, found)
+	assert.Equal(t, "/o/TEAM", ptr)
+	assert.Equal(t, "team", want)
+	_, _, found = foldedField([]byte(`{"team":1}`), reflect.TypeFor[*ptrDecoder]())
+	assert.False(t, found, "the target itself decodes itself")
+}
+
 func TestFoldedField(t *testing.T) {
 	t.Parallel()
 	typ := reflect.TypeFor[*foldOuter]()
