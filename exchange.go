@@ -21,13 +21,14 @@ type exchange struct {
 	r        *http.Request
 	start    time.Time
 	clientIP string
-	caller   Caller   // set once authentication succeeded
-	authErr  error    // why authentication failed, if it did
-	env      envelope // the body's JSON-RPC envelope, as far as it was read
-	req      *Request // set once the request was parsed
-	info     callInfo // what a method's context carries (see callKey)
-	stream   *stream  // set when the method may stream
-	audited  bool     // past admit: the request gets exactly one record
+	caller   Caller          // set once authentication succeeded
+	authErr  error           // why authentication failed, if it did
+	env      envelope        // the body's JSON-RPC envelope, as far as it was read
+	req      *Request        // set once the request was parsed
+	info     callInfo        // what a method's context carries (see callKey)
+	observed context.Context // what Observer.Serve returned, if it was called
+	stream   *stream         // set when the method may stream
+	audited  bool            // past admit: the request is audited
 	recorded bool
 	written  bool
 }
@@ -121,10 +122,11 @@ func (x *exchange) finish(a *answer) {
 	x.write(a)
 }
 
-// audit calls the Auditor once, whatever happens inside it, with a context
-// that outlives the client.
+// audit makes the request's record, once, and hands it to the Auditor
+// (when the request got past admit) and to the Observer (always), each
+// called once whatever happens inside the other.
 func (x *exchange) audit(a *answer) {
-	if !x.audited || x.recorded {
+	if x.recorded {
 		return
 	}
 	x.recorded = true
@@ -132,13 +134,42 @@ func (x *exchange) audit(a *answer) {
 	if a.resp != nil && a.resp.Cause != nil {
 		x.h.logger.LogAttrs(x.r.Context(), slog.LevelError, "mcpmw: request failed", slog.String("method", rec.Method), slog.String("tool", rec.Tool), slog.Any("error", a.resp.Cause))
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			x.h.logger.LogAttrs(x.r.Context(), slog.LevelError, "mcpmw: auditor panicked; the audit record was lost",
-				slog.Any("panic", v), slog.Any("record", rec), slog.String("stack", string(debug.Stack())))
-		}
-	}()
+	if x.audited {
+		x.callAuditor(rec)
+	}
+	if x.h.observer != nil {
+		x.callObserver(rec)
+	}
+}
+
+// callAuditor calls the Auditor with a context that outlives the client.
+func (x *exchange) callAuditor(rec CallRecord) {
+	defer x.recoverHook("auditor", rec)
 	x.h.auditor.Audit(context.WithoutCancel(x.r.Context()), rec)
+}
+
+// callObserver tells the Observer the request is done, with the context
+// its Serve returned, if it was called.
+func (x *exchange) callObserver(rec CallRecord) {
+	defer x.recoverHook("observer", rec)
+	ctx := x.observed
+	if ctx == nil {
+		ctx = x.r.Context()
+	}
+	x.h.observer.Done(context.WithoutCancel(ctx), x.r, rec)
+}
+
+// recoverHook logs a panic of an application hook, which must reach
+// neither the client nor the other hooks.
+func (x *exchange) recoverHook(hook string, rec CallRecord) {
+	if v := recover(); v != nil {
+		msg := "mcpmw: auditor panicked; the audit record was lost"
+		if hook != "auditor" {
+			msg = "mcpmw: " + hook + " panicked"
+		}
+		x.h.logger.LogAttrs(x.r.Context(), slog.LevelError, msg,
+			slog.Any("panic", v), slog.Any("record", rec), slog.String("stack", string(debug.Stack())))
+	}
 }
 
 // recoverPanic turns a panic anywhere after the rate limit into a 500 (when

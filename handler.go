@@ -24,9 +24,11 @@ type Handler struct {
 	checkHost  bool
 	logLevel   LogLevel // legacy threshold for Log; "" when logging is off
 	maxBody    int64
-	challenge  string
+	challenge  string // for 401
+	metadata   string // Options.ResourceMetadata, for 403
 	sessionIDs bool
 	logger     *slog.Logger
+	observer   Observer
 	methods    *methodTable
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
@@ -54,8 +56,10 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		logLevel:   o.ClientLogLevel,
 		maxBody:    o.MaxBodyBytes,
 		challenge:  o.Challenge,
+		metadata:   o.ResourceMetadata,
 		sessionIDs: o.LegacySessionIDs,
 		logger:     o.Logger,
+		observer:   o.Observer,
 		ad:         &advertisement{}, // encoded below, once the methods are known
 	}
 	h.methods = newMethodTable(h.allMethods(reg, &o))
@@ -99,6 +103,9 @@ func withDefaults(opts *Options) Options {
 	}
 	if o.Challenge == "" {
 		o.Challenge = "Bearer"
+		if o.ResourceMetadata != "" {
+			o.Challenge += ` resource_metadata=` + quoteParam(o.ResourceMetadata)
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -138,6 +145,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{h: h, w: w, r: r, start: time.Now(), clientIP: h.clientIP(r)}
 	defer x.recoverPanic()
 	if a := h.admit(w, r, x.clientIP); a != nil {
+		x.audit(a) // observed, not audited
 		x.write(a)
 		return
 	}
@@ -150,7 +158,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // must not flood the audit log, and clients probe GET routinely.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, clientIP string) *answer {
 	if h.limiter != nil && h.limiter.Limit(w, r, clientIP) {
-		return refusal(http.StatusTooManyRequests, CodeInvalidRequest, "Too many requests: retry after the interval in the Retry-After header")
+		a := refusal(http.StatusTooManyRequests, CodeInvalidRequest, "Too many requests: retry after the interval in the Retry-After header")
+		a.resp.Outcome, a.resp.Summary = OutcomeDenied, "rate limited"
+		return a
 	}
 	if r.Method != http.MethodPost {
 		a := refusal(http.StatusMethodNotAllowed, CodeInvalidRequest, "Method not allowed: this MCP endpoint is stateless and accepts only POST")
@@ -206,7 +216,7 @@ func (h *Handler) route(x *exchange, req *Request) *answer {
 	if resp != nil {
 		return h.answerTo(req, resp)
 	}
-	target, a := admitTarget(req, m)
+	target, a := admitTarget(req, m, h.metadata)
 	if a != nil {
 		return a
 	}
@@ -223,6 +233,10 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) *an
 		x.stream = x.info.stream
 	}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
+	if h.observer != nil {
+		ctx = h.observer.Serve(ctx, req, x.start)
+		x.observed = ctx
+	}
 	resp := h.dispatch.Dispatch(ctx, req)
 	if resp == nil {
 		resp = ErrorResponse(CodeInternalError, "Internal error")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // A Method is one JSON-RPC method an endpoint serves. The built-in methods
@@ -197,7 +198,7 @@ func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
 // arguments, and that the client declared what it needs. The permission
 // comes first: a caller that may not use the target learns nothing about
 // it beyond the 403.
-func admitTarget(req *Request, m *Method) (*Target, *answer) {
+func admitTarget(req *Request, m *Method, resourceMetadata string) (*Target, *answer) {
 	if m.Target == nil {
 		return nil, nil
 	}
@@ -206,7 +207,7 @@ func admitTarget(req *Request, m *Method) (*Target, *answer) {
 		return nil, &answer{resp: resp}
 	}
 	if !req.Caller.Can(target.Permission) {
-		return nil, deniedAnswer(target)
+		return nil, deniedAnswer(target, resourceMetadata)
 	}
 	if a := checkParamHeaders(target, req); a != nil {
 		return nil, a
@@ -215,12 +216,16 @@ func admitTarget(req *Request, m *Method) (*Target, *answer) {
 }
 
 // deniedAnswer is the 403 to a caller without the target's permission,
-// with an OAuth insufficient_scope challenge naming the permission as the
-// scope that would do.
-func deniedAnswer(t *Target) *answer {
+// with an OAuth insufficient_scope challenge (RFC 6750 §3.1) naming the
+// permission as the scope that would do, and the resource metadata when
+// there is some.
+func deniedAnswer(t *Target, resourceMetadata string) *answer {
 	challenge := `Bearer error="insufficient_scope"`
 	if validScope(string(t.Permission)) {
 		challenge += `, scope="` + string(t.Permission) + `"`
+	}
+	if resourceMetadata != "" {
+		challenge += `, resource_metadata=` + quoteParam(resourceMetadata)
 	}
 	return &answer{status: http.StatusForbidden, header: http.Header{"Www-Authenticate": {challenge}}, resp: deniedResponse(t)}
 }
@@ -233,6 +238,12 @@ func deniedResponse(t *Target) *Response {
 		Target:  t.Name,
 		Summary: "caller lacks permission " + capEcho(string(t.Permission)),
 	}
+}
+
+// quoteParam quotes s as an auth-param value (RFC 9110 §11.2
+// quoted-string): backslashes and double quotes escaped.
+func quoteParam(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 // validScope reports whether s can go in a scope="..." parameter (RFC 6750).

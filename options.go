@@ -53,9 +53,16 @@ type Options struct {
 	// through. See the ratelimit package.
 	RateLimit RateLimiter
 	// Challenge is the WWW-Authenticate value sent with 401 responses. Empty
-	// means "Bearer". An OAuth-protected server names its resource metadata
-	// here: `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource"`.
+	// means "Bearer", with the resource_metadata of ResourceMetadata when
+	// that is set.
 	Challenge string
+	// ResourceMetadata is the URL of the endpoint's OAuth 2.0 Protected
+	// Resource Metadata (RFC 9728), where a client learns which
+	// authorization server issues tokens for it (see the oauthmeta
+	// package). When set, the 401 challenge (unless Challenge says
+	// otherwise) and the 403 insufficient_scope challenge name it as
+	// resource_metadata.
+	ResourceMetadata string
 
 	// Methods are the application's own methods, served beside the
 	// built-in ones (and able to replace none of them); their capabilities
@@ -85,6 +92,10 @@ type Options struct {
 	// does); with one, they may also send DELETE when they close, which gets
 	// 405. Off by default: a stateless server need not pretend.
 	LegacySessionIDs bool
+
+	// Observer, when set, follows every request for traces and metrics,
+	// refused ones included; see Observer and the otel module.
+	Observer Observer
 
 	// Logger receives what the handler has to report outside the audit
 	// trail: panics, tool errors, auditor failures. Nil means slog.Default().
