@@ -120,7 +120,7 @@ func TestObserverPanicIsContained(t *testing.T) {
 type panicky struct{}
 
 func (panicky) Serve(ctx context.Context, _ *mcpmw.Request, _ time.Time) context.Context { return ctx }
-func (panicky) Done(context.Context, *http.Request, mcpmw.CallRecord)                     { panic("boom") }
+func (panicky) Done(context.Context, *http.Request, mcpmw.CallRecord)                    { panic("boom") }
 
 // With ResourceMetadata set, both challenges tell a client where to learn
 // how to get a token (RFC 9728 §5.1).
