@@ -21,10 +21,11 @@ type exchange struct {
 	r        *http.Request
 	start    time.Time
 	clientIP string
-	caller   Caller          // set once authentication succeeded
-	authErr  error           // why authentication failed, if it did
-	env      envelope        // the body's JSON-RPC envelope, as far as it was read
-	req      *Request        // set once the request was parsed
+	caller   Caller   // set once authentication succeeded
+	authErr  error    // why authentication failed, if it did
+	env      envelope // the body's JSON-RPC envelope, as far as it was read
+	req      *Request // set once the request was parsed: &reqv
+	reqv     Request
 	info     callInfo        // what a method's context carries (see callKey)
 	observed context.Context // what Observer.Serve returned, if it was called
 	stream   *stream         // set when the method may stream
@@ -52,8 +53,8 @@ func refusal(status, code int, message string) *answer {
 // answerTo turns a Dispatcher's Response into the answer for req: 202 for
 // a notification, 403 for a denial, and a 500 for a result that is not a
 // JSON object (a middleware's mistake, logged).
-func (h *Handler) answerTo(req *Request, resp *Response) *answer {
-	a := &answer{resp: resp}
+func (h *Handler) answerTo(req *Request, resp *Response) answer {
+	a := answer{resp: resp}
 	switch {
 	case req.IsNotification():
 		if resp.Error == nil || errorStatus(resp.Error.Code, req.revision()) < 400 {
@@ -114,12 +115,12 @@ func (x *exchange) status(a *answer) int {
 // finish closes the stream to further notifications, makes the audit
 // record, then writes the answer: every answer a client receives has its
 // record.
-func (x *exchange) finish(a *answer) {
+func (x *exchange) finish(a answer) {
 	if x.stream != nil {
 		x.stream.seal()
 	}
-	x.audit(a)
-	x.write(a)
+	x.audit(&a)
+	x.write(&a)
 }
 
 // audit makes the request's record, once, and hands it to the Auditor

@@ -28,14 +28,17 @@ func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
 // differently refused, and the revision it speaks with what the client
 // declares in it (readRevision). It checks nothing of the revision's rules:
 // checkRevision does.
-func parseRequest(env envelope, caller Caller, h http.Header) (*Request, *answer) {
-	req := &Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: h}
+//
+// It fills req, which the caller provides (as json.Unmarshal fills a value)
+// so that a request costs no allocation of its own.
+func parseRequest(req *Request, env envelope, caller Caller, h http.Header) *answer {
+	*req = Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: h}
 	req.parsed.read(req.Params)
 	if a := checkKeys(req); a != nil {
-		return req, a
+		return a
 	}
 	readRevision(req, h)
-	return req, nil
+	return nil
 }
 
 // readRevision decides which revision req speaks (WIRE.md §1) and reads
