@@ -244,8 +244,11 @@ def line(status, label, scenario, detail=""):
 
 
 def report(label, results, scenarios, notes, entries, enforce):
-    """Prints one line per scenario; returns (passed, failed, xfail, stale)."""
+    """Prints one line per scenario; returns (passed, failed, xfail, stale).
+    An unscored scenario that fails is printed as NOTE, not FAIL: it never
+    fails the run."""
     passed = failed = xfail = 0
+    fail = "FAIL" if enforce else "NOTE"
     used = set()
     for sc in scenarios:
         tag = label + ("/" + notes[sc] if sc in notes else "")
@@ -255,7 +258,7 @@ def report(label, results, scenarios, notes, entries, enforce):
                 line("XFAIL", tag, sc, "no results")
                 xfail += 1
             else:
-                line("FAIL", tag, sc, "no results: the scenario did not run or crashed")
+                line(fail, tag, sc, "no results: the scenario did not run or crashed")
                 failed += 1
             continue
         bad = failing(results[sc])
@@ -272,7 +275,7 @@ def report(label, results, scenarios, notes, entries, enforce):
         used.update(sc + ":" + i for i in listed)
         unexpected = {i: s for i, s in bad.items() if i not in listed}
         if unexpected:
-            line("FAIL", tag, sc, show(unexpected) + ("  (expected: %s)" % show(listed) if listed else ""))
+            line(fail, tag, sc, show(unexpected) + ("  (expected: %s)" % show(listed) if listed else ""))
             failed += 1
         else:
             line("XFAIL", tag, sc, show(listed))
@@ -295,7 +298,7 @@ for rev in ("2026-07-28", "2025-11-25"):
     summary.append("%s: %d passed, %d failed, %d expected failures, %d stale entries" % (rev, p, f, x, s))
     extra = [sc for sc in unscored if sc in results] + [sc for sc in sorted(results) if sc not in scored and sc not in unscored]
     if extra:
-        print("== %s (run, not scored)" % rev)
+        print("== %s (run, not scored: a NOTE here never fails the run; the tasks-* scenarios test the tasks extension, which this server does not implement)" % rev)
         p, f, x, _ = report(rev, results, extra, unscored, {}, False)
         unscored_totals["passed"] += p
         unscored_totals["failed"] += f
@@ -322,7 +325,7 @@ for name in expected:
 print("== summary")
 for s in summary:
     print(s)
-print("unscored runs (not enforced): %d passed, %d failed, %d expected failures" % (
+print("unscored runs (not counted): %d passed, %d failing (NOTE lines), %d expected failures" % (
     unscored_totals["passed"], unscored_totals["failed"], unscored_totals["xfail"]))
 print("%d passed, %d failed" % (totals["passed"], totals["failed"]))
 sys.exit(1 if totals["failed"] else 0)
