@@ -19,7 +19,11 @@ type Options struct {
 	// AllowedHosts are the hostnames an Origin header may name (scheme and
 	// port are not compared); a request whose Origin names another host is
 	// refused with 403. Requests without Origin are not affected. Nil means
-	// localhost, 127.0.0.1 and ::1. Entries are bare hostnames.
+	// localhost, 127.0.0.1 and ::1. Entries are bare hostnames. A list
+	// replaces those defaults rather than adding to them (a public server
+	// names exactly the hosts its pages come from): include the loopback
+	// names too when a browser-based client on the same machine, such as
+	// the MCP Inspector, must reach the server.
 	AllowedHosts []string
 	// CheckHost also refuses, with 403, a request whose Host header names a
 	// host outside AllowedHosts. Turn it on for a server bound to loopback
