@@ -25,20 +25,20 @@ type ToolResult struct {
 	IsError bool
 }
 
-// Text returns a successful result holding one text block.
+// TextResult returns a successful result holding one text block.
 func TextResult(s string) ToolResult { return ToolResult{Content: []Content{TextContent(s)}} }
 
-// Errorf returns an isError result whose text is the formatted message, for
+// ErrorResult returns an isError result whose text is the formatted message, for
 // failures the model should see and correct.
 func ErrorResult(format string, a ...any) ToolResult {
 	return ToolResult{Content: []Content{TextContent(fmt.Sprintf(format, a...))}, IsError: true}
 }
 
-// Structured returns a result whose structured content is v; its JSON text
+// StructuredResult returns a result whose structured content is v; its JSON text
 // is sent as a text block too.
 func StructuredResult(v any) ToolResult { return ToolResult{StructuredContent: v} }
 
-// Text returns the text of the result's text blocks, joined by newlines.
+// AllText returns the text of the result's text blocks, joined by newlines.
 func (r ToolResult) AllText() string {
 	var b strings.Builder
 	for _, c := range r.Content {
