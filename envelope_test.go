@@ -61,6 +61,7 @@ func TestParseEnvelope(t *testing.T) {
 		{name: "PARAMS", body: `{"jsonrpc":"2.0","id":"x","method":"a","PARAMS":{}}`, code: CodeInvalidRequest, id: `"x"`, msg: folded("params")},
 		{name: "result with an escape", body: `{"jsonrpc":"2.0","id":1,"r\u0045sult":{}}`, code: CodeInvalidRequest, id: "1", msg: folded("result")},
 		{name: "error with a long s", body: `{"jſonrpc":"2.0","id":1,"method":"a"}`, code: CodeInvalidRequest, id: "1", msg: folded("jsonrpc")},
+		{name: "ID spelled wholly in escapes", body: `{"jsonrpc":"2.0","\u0049\u0044":1,"method":"a"}`, code: CodeInvalidRequest, msg: folded("id")},
 		{name: "the first of two folded members is named", body: `{"jsonrpc":"2.0","id":1,"METHOD":"a","Params":{}}`, code: CodeInvalidRequest, id: "1", msg: folded("method")},
 		{name: "ıd is not id", body: `{"jsonrpc":"2.0","ıd":1,"method":"a"}`, method: "a"}, // dotless i folds to nothing ASCII
 		{name: "id null", body: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, code: CodeInvalidRequest,
