@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -282,6 +283,15 @@ func (h *Handler) authenticate(r *http.Request) (Caller, error) {
 	return caller, err
 }
 
+// withAuthParam adds an auth-param to a challenge: after the scheme, or
+// after the parameters it already has.
+func withAuthParam(challenge, param string) string {
+	if strings.ContainsRune(challenge, ' ') {
+		return challenge + ", " + param
+	}
+	return challenge + " " + param
+}
+
 // authFailure is the answer to a failed authentication: 401 with a
 // challenge unless the error carries another status.
 func (h *Handler) authFailure(err error) *answer {
@@ -290,7 +300,11 @@ func (h *Handler) authFailure(err error) *answer {
 	switch st {
 	case http.StatusUnauthorized:
 		a = refusal(st, CodeInvalidRequest, "Unauthorized: send valid credentials in the Authorization header")
-		a.header = http.Header{"Www-Authenticate": {h.challenge}}
+		challenge := h.challenge
+		if errors.Is(err, ErrInvalidToken) {
+			challenge = withAuthParam(challenge, `error="invalid_token"`)
+		}
+		a.header = http.Header{"Www-Authenticate": {challenge}}
 	case http.StatusForbidden:
 		a = refusal(st, CodeInvalidRequest, "Forbidden: these credentials may not use this endpoint")
 	default:

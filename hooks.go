@@ -65,8 +65,15 @@ func (f AuthenticatorFunc) Authenticate(r *http.Request) (Caller, error) { retur
 // keeping its own detail for the audit record:
 //
 //	return nil, fmt.Errorf("token %s revoked: %w", id, mcpmw.ErrUnauthorized)
+//
+// ErrUnauthorized is for a request without usable credentials;
+// ErrInvalidToken for one whose token was read and refused (expired,
+// revoked, for another audience): its challenge adds error="invalid_token"
+// (RFC 6750 §3.1), telling the client to get a new token rather than to
+// retry.
 var (
 	ErrUnauthorized    = errors.New("mcpmw: unauthorized")      // 401 with WWW-Authenticate
+	ErrInvalidToken    = errors.New("mcpmw: invalid token")     // 401 with WWW-Authenticate and error="invalid_token"
 	ErrForbidden       = errors.New("mcpmw: forbidden")         // 403
 	ErrTooManyRequests = errors.New("mcpmw: too many requests") // 429
 )

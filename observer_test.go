@@ -2,6 +2,7 @@ package mcpmw_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -138,4 +139,21 @@ func TestResourceMetadataInChallenges(t *testing.T) {
 	h.ServeHTTP(w, modern("1", "tools/call", `"name":"write_it"`))
 	assert.Equal(t, 403, w.Code)
 	assert.Equal(t, `Bearer error="insufficient_scope", scope="write", resource_metadata="`+url+`"`, w.Header().Get("WWW-Authenticate"))
+
+	// A token that was read and refused says so.
+	expired := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) {
+		return nil, fmt.Errorf("token expired: %w", mcpmw.ErrInvalidToken)
+	})
+	for _, tt := range []struct {
+		opts *mcpmw.Options
+		want string
+	}{
+		{&mcpmw.Options{ResourceMetadata: url}, `Bearer resource_metadata="` + url + `", error="invalid_token"`},
+		{nil, `Bearer error="invalid_token"`},
+	} {
+		w = httptest.NewRecorder()
+		mcpmw.New(&reg, expired, &spy{}, tt.opts).ServeHTTP(w, modern("1", "tools/list", ""))
+		assert.Equal(t, 401, w.Code)
+		assert.Equal(t, tt.want, w.Header().Get("WWW-Authenticate"))
+	}
 }

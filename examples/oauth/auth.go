@@ -74,9 +74,11 @@ func newJWTAuth(issuer, resource string, keys map[string]*ecdsa.PublicKey) *jwtA
 	}
 }
 
-// Authenticate implements mcpmw.Authenticator. Every refusal wraps
-// mcpmw.ErrUnauthorized, so the client gets 401 with the challenge naming the
-// resource metadata; the reason goes to the audit record only.
+// Authenticate implements mcpmw.Authenticator. A request without a usable
+// bearer token is refused with mcpmw.ErrUnauthorized, one whose token was
+// read and refused with mcpmw.ErrInvalidToken (its challenge adds
+// error="invalid_token"); both get 401 with the challenge naming the
+// resource metadata, and the reason goes to the audit record only.
 func (a *jwtAuth) Authenticate(r *http.Request) (mcpmw.Caller, error) {
 	values := r.Header.Values("Authorization")
 	if len(values) != 1 {
@@ -92,15 +94,15 @@ func (a *jwtAuth) Authenticate(r *http.Request) (mcpmw.Caller, error) {
 	var claims accessClaims
 	token, err := a.parser.ParseWithClaims(raw, &claims, a.key)
 	if err != nil {
-		return nil, fmt.Errorf("access token refused: %v: %w", err, mcpmw.ErrUnauthorized)
+		return nil, fmt.Errorf("access token refused: %v: %w", err, mcpmw.ErrInvalidToken)
 	}
 	// RFC 9068 §4: an access token says so in typ, which keeps an ID token
 	// or another JWT of the same issuer from being replayed as one.
 	if typ, _ := token.Header["typ"].(string); !strings.EqualFold(typ, "at+jwt") && !strings.EqualFold(typ, "application/at+jwt") {
-		return nil, fmt.Errorf("access token refused: typ %q, want at+jwt: %w", typ, mcpmw.ErrUnauthorized)
+		return nil, fmt.Errorf("access token refused: typ %q, want at+jwt: %w", typ, mcpmw.ErrInvalidToken)
 	}
 	if claims.Subject == "" {
-		return nil, fmt.Errorf("access token refused: no sub: %w", mcpmw.ErrUnauthorized)
+		return nil, fmt.Errorf("access token refused: no sub: %w", mcpmw.ErrInvalidToken)
 	}
 	return &tokenCaller{subject: claims.Subject, clientID: claims.ClientID, scopes: strings.Fields(claims.Scope)}, nil
 }
