@@ -298,7 +298,11 @@ func TestRefusedTokens(t *testing.T) {
 				want += `, error="invalid_token"` // a token was read and refused: get a new one
 			}
 			assert.Equal(t, want, resp.Header.Get("WWW-Authenticate"))
-			assert.Contains(t, recs[0]["auth_error"], "mcpmw: unauthorized")
+			if strings.HasPrefix(recs[0]["auth_error"].(string), "access token refused") {
+				assert.Contains(t, recs[0]["auth_error"], "mcpmw: invalid token")
+			} else {
+				assert.Contains(t, recs[0]["auth_error"], "mcpmw: unauthorized")
+			}
 		})
 	}
 }
