@@ -1,0 +1,205 @@
+package mcpotel
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+)
+
+// Attribute keys the semantic conventions have no name for.
+const (
+	// OutcomeKey is how the request ended: ok, error, denied (refused by
+	// policy: Origin, authentication, permission or rate limit) or
+	// accepted (a notification or client response, answered 202); the
+	// CallRecord's Outcome.
+	OutcomeKey = attribute.Key("mcpmw.outcome")
+)
+
+// other stands for a value outside the known set, as in the semantic
+// conventions (http.request.method, rpc.method).
+const other = "_OTHER"
+
+// maxValue caps the one string that reaches a span uncapped by the
+// handler: the client address, which Options.ClientIP may take from a
+// header.
+const maxValue = 100
+
+// knownMethods are the MCP methods whose names are recorded as sent even
+// when the handler did not dispatch them: those of the semantic
+// conventions' mcp.method.name, and those 2026-07-28 added.
+var knownMethods = func() map[string]bool {
+	m := map[string]bool{"server/discover": true, "subscriptions/listen": true, "notifications/elicitation/complete": true}
+	for _, kv := range []attribute.KeyValue{
+		semconv.McpMethodNameCompletionComplete, semconv.McpMethodNameElicitationCreate,
+		semconv.McpMethodNameInitialize, semconv.McpMethodNameLoggingSetLevel,
+		semconv.McpMethodNameNotificationsCancelled, semconv.McpMethodNameNotificationsInitialized,
+		semconv.McpMethodNameNotificationsMessage, semconv.McpMethodNameNotificationsProgress,
+		semconv.McpMethodNameNotificationsPromptsListChanged, semconv.McpMethodNameNotificationsResourcesListChanged,
+		semconv.McpMethodNameNotificationsResourcesUpdated, semconv.McpMethodNameNotificationsRootsListChanged,
+		semconv.McpMethodNameNotificationsToolsListChanged, semconv.McpMethodNamePing,
+		semconv.McpMethodNamePromptsGet, semconv.McpMethodNamePromptsList,
+		semconv.McpMethodNameResourcesList, semconv.McpMethodNameResourcesRead,
+		semconv.McpMethodNameResourcesSubscribe, semconv.McpMethodNameResourcesTemplatesList,
+		semconv.McpMethodNameResourcesUnsubscribe, semconv.McpMethodNameRootsList,
+		semconv.McpMethodNameSamplingCreateMessage, semconv.McpMethodNameToolsCall,
+		semconv.McpMethodNameToolsList,
+	} {
+		m[kv.Value.AsString()] = true
+	}
+	return m
+}()
+
+// method returns the name recorded for a request's method: as sent when
+// the server routed it (a request dispatched to its method, which exists)
+// or MCP defines it; otherwise _OTHER, so that clients cannot make up
+// names without bound. "" stays "".
+func method(name string, routed bool) string {
+	if name == "" || routed || knownMethods[name] {
+		return name
+	}
+	return other
+}
+
+// version returns the protocol version recorded on metrics: one the
+// package serves, else _OTHER.
+func version(v string) string {
+	switch v {
+	case "", mcpmw.LatestVersion, mcpmw.Version20251125, mcpmw.Version20250618:
+		return v
+	}
+	return other
+}
+
+// started is what Serve knows of a dispatched request.
+type started struct {
+	method, tool string
+	list         []attribute.KeyValue
+}
+
+// startAttributes are the attributes a dispatched request's span starts
+// with, for samplers: its method and, for tools/call, the tool, which the
+// handler has found (the request passed the permission gate).
+func startAttributes(req *mcpmw.Request) started {
+	s := started{method: method(req.Method, !req.IsNotification())}
+	s.list = append(s.list, semconv.McpMethodNameKey.String(s.method))
+	if req.Method == "tools/call" {
+		s.tool, _ = req.StringParam("name")
+		s.list = append(s.list, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(s.tool))
+	}
+	if req.Version != "" {
+		s.list = append(s.list, semconv.McpProtocolVersion(req.Version))
+	}
+	return s
+}
+
+// recorded is what Done records of a request.
+type recorded struct {
+	method, tool string // for the span name: tool only when it exists
+	span, metric []attribute.KeyValue
+}
+
+// recordAttributes are the attributes of a request's span and duration.
+// s is what Serve left for it, nil when it was not dispatched. The span
+// gets every value the record has (client values come capped); the metric
+// only bounded ones.
+func recordAttributes(rec mcpmw.CallRecord, s *served) recorded {
+	r := recorded{method: method(rec.Method, s != nil && !s.notification)}
+	r.span = make([]attribute.KeyValue, 0, 12)
+	r.metric = make([]attribute.KeyValue, 0, 8)
+	both := func(kv ...attribute.KeyValue) {
+		r.span = append(r.span, kv...)
+		r.metric = append(r.metric, kv...)
+	}
+	if r.method != "" {
+		both(semconv.McpMethodNameKey.String(r.method))
+		if r.method == other {
+			r.span = append(r.span, semconv.RPCMethodOriginal(rec.Method))
+		}
+	}
+	if rec.Method == "tools/call" {
+		both(semconv.GenAIOperationNameExecuteTool)
+		if rec.Tool != "" {
+			r.span = append(r.span, semconv.GenAIToolName(rec.Tool))
+		}
+		if toolExists(rec, s != nil) {
+			r.tool = rec.Tool
+			r.metric = append(r.metric, semconv.GenAIToolName(rec.Tool))
+		}
+	}
+	if id := requestID(rec.RequestID); id != "" {
+		r.span = append(r.span, semconv.JSONRPCRequestID(id))
+	}
+	if rec.ProtocolVersion != "" {
+		r.span = append(r.span, semconv.McpProtocolVersion(rec.ProtocolVersion))
+		r.metric = append(r.metric, semconv.McpProtocolVersion(version(rec.ProtocolVersion)))
+	}
+	if et := errorType(rec); et != "" {
+		both(semconv.ErrorTypeKey.String(et))
+	}
+	if rec.ErrorCode != 0 {
+		both(semconv.RPCResponseStatusCode(strconv.Itoa(rec.ErrorCode)))
+	}
+	both(semconv.HTTPResponseStatusCode(rec.Status), OutcomeKey.String(string(rec.Outcome)))
+	if rec.ClientIP != "" {
+		r.span = append(r.span, semconv.ClientAddress(capString(rec.ClientIP)))
+	}
+	return r
+}
+
+// toolExists reports whether a tools/call's tool is one the registry has:
+// the handler dispatched the call (it found the tool first) and no
+// "Unknown tool" came back (a middleware may have renamed it), or the
+// permission gate refused the caller (it found the tool first too).
+func toolExists(rec mcpmw.CallRecord, dispatched bool) bool {
+	if rec.Tool == "" {
+		return false
+	}
+	return rec.Outcome == mcpmw.OutcomeDenied || dispatched && rec.ErrorCode != mcpmw.CodeInvalidParams
+}
+
+// errorType is error.type as the MCP conventions define it: the JSON-RPC
+// error code, or tool_error for a tool result with isError; "" on success.
+func errorType(rec mcpmw.CallRecord) string {
+	switch {
+	case rec.ErrorCode != 0:
+		return strconv.Itoa(rec.ErrorCode)
+	case rec.Outcome != mcpmw.OutcomeError:
+		return ""
+	case rec.Method == "tools/call":
+		return "tool_error"
+	}
+	return other
+}
+
+// requestID is the JSON-RPC id as jsonrpc.request.id wants it: a string id
+// without its quotes, a number as written; "" for null or none.
+func requestID(raw string) string {
+	switch {
+	case raw == "" || raw == "null":
+		return ""
+	case strings.HasPrefix(raw, `"`):
+		var s string
+		if json.Unmarshal([]byte(raw), &s) == nil {
+			return s
+		}
+		return strings.Trim(raw, `"`) // capped by the handler mid-string
+	}
+	return raw
+}
+
+// capString cuts s to maxValue bytes, on a rune boundary.
+func capString(s string) string {
+	if len(s) <= maxValue {
+		return s
+	}
+	i := maxValue
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
