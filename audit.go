@@ -36,7 +36,7 @@ type Outcome string
 const (
 	OutcomeOK       Outcome = "ok"       // answered with a result (and, for tools/call, not isError)
 	OutcomeError    Outcome = "error"    // answered with an error, or a tool result with isError
-	OutcomeDenied   Outcome = "denied"   // refused by policy: Origin, authentication, or a permission check
+	OutcomeDenied   Outcome = "denied"   // refused by policy: Origin, authentication, a permission check (and, seen only by an Observer, rate limit and HTTP method)
 	OutcomeAccepted Outcome = "accepted" // a notification or client response, answered 202
 )
 

@@ -157,7 +157,7 @@ func (x *exchange) callObserver(rec CallRecord) {
 	if ctx == nil {
 		ctx = x.r.Context()
 	}
-	x.h.observer.Done(context.WithoutCancel(ctx), x.r, rec)
+	x.h.observer.Done(context.WithoutCancel(ctx), x.r, x.req, rec)
 }
 
 // recoverHook logs a panic of an application hook, which must reach

@@ -166,6 +166,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, clientIP string)
 	if r.Method != http.MethodPost {
 		a := refusal(http.StatusMethodNotAllowed, CodeInvalidRequest, "Method not allowed: this MCP endpoint is stateless and accepts only POST")
 		a.header = http.Header{"Allow": {http.MethodPost}}
+		a.resp.Outcome, a.resp.Summary = OutcomeDenied, "not a POST" // SDK clients probe GET routinely: no error
 		return a
 	}
 	return nil

@@ -36,7 +36,7 @@ func (o *observerSpy) Serve(ctx context.Context, req *mcpmw.Request, start time.
 	return context.WithValue(ctx, spanKey{}, "span of "+req.Method)
 }
 
-func (o *observerSpy) Done(ctx context.Context, r *http.Request, rec mcpmw.CallRecord) {
+func (o *observerSpy) Done(ctx context.Context, r *http.Request, req *mcpmw.Request, rec mcpmw.CallRecord) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.done = append(o.done, rec)
@@ -121,7 +121,7 @@ func TestObserverPanicIsContained(t *testing.T) {
 type panicky struct{}
 
 func (panicky) Serve(ctx context.Context, _ *mcpmw.Request, _ time.Time) context.Context { return ctx }
-func (panicky) Done(context.Context, *http.Request, mcpmw.CallRecord)                    { panic("boom") }
+func (panicky) Done(context.Context, *http.Request, *mcpmw.Request, mcpmw.CallRecord)    { panic("boom") }
 
 // With ResourceMetadata set, both challenges tell a client where to learn
 // how to get a token (RFC 9728 §5.1).

@@ -97,11 +97,11 @@ type recordingObserver struct {
 	recs []mcpmw.CallRecord
 }
 
-func (o *recordingObserver) Done(ctx context.Context, r *http.Request, rec mcpmw.CallRecord) {
+func (o *recordingObserver) Done(ctx context.Context, r *http.Request, req *mcpmw.Request, rec mcpmw.CallRecord) {
 	o.mu.Lock()
 	o.recs = append(o.recs, rec)
 	o.mu.Unlock()
-	o.Observer.Done(ctx, r, rec)
+	o.Observer.Done(ctx, r, req, rec)
 }
 
 func (o *recordingObserver) records() []mcpmw.CallRecord {

@@ -68,6 +68,6 @@ func TestMetrics(t *testing.T) {
 	assert.NotNil(t, find(map[attribute.Key]string{"mcp.method.name": "tools/list", "mcp.protocol.version": "_OTHER",
 		"error.type": "-32022", "rpc.response.status_code": "-32022", "http.response.status_code": "400", "mcpmw.outcome": "error"}), "%v", got)
 	assert.NotNil(t, find(map[attribute.Key]string{"error.type": "-32600", "rpc.response.status_code": "-32600",
-		"http.response.status_code": "405", "mcpmw.outcome": "error"}), "%v", got)
+		"http.response.status_code": "405", "mcpmw.outcome": "denied"}), "%v", got)
 	assert.Len(t, got, 6)
 }

@@ -127,7 +127,7 @@ func (o *Observer) Serve(ctx context.Context, req *mcpmw.Request, start time.Tim
 // record was made, with the record's attributes; for a request refused
 // before dispatch, it records the whole span now, from rec.Time, as a child
 // of the ambient context. It then records the request's duration.
-func (o *Observer) Done(ctx context.Context, r *http.Request, rec mcpmw.CallRecord) {
+func (o *Observer) Done(ctx context.Context, r *http.Request, req *mcpmw.Request, rec mcpmw.CallRecord) {
 	s, _ := ctx.Value(servedKey).(*served)
 	if s != nil && (!s.start.Equal(rec.Time) || !s.ended.CompareAndSwap(false, true)) {
 		s = nil // another request's span (a Handler called from a tool): not ours to end
@@ -140,9 +140,15 @@ func (o *Observer) Done(ctx context.Context, r *http.Request, rec mcpmw.CallReco
 		span.SetName(name)
 		span.SetAttributes(a.span...)
 	} else {
-		ctx, span = o.tracer.Start(o.ambient(ctx, r.Header), name,
+		// Refused before dispatch: the parent comes from params._meta when
+		// the request was parsed that far, else from the HTTP request.
+		parent, links := o.ambient(ctx, r.Header), []trace.Link(nil)
+		if req != nil {
+			parent, links = o.parent(ctx, r.Header, req.Param("_meta"))
+		}
+		ctx, span = o.tracer.Start(parent, name,
 			trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(rec.Time),
-			trace.WithAttributes(a.span...))
+			trace.WithLinks(links...), trace.WithAttributes(a.span...))
 	}
 	if rec.Outcome == mcpmw.OutcomeError {
 		span.SetStatus(codes.Error, rec.Summary)

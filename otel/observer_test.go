@@ -86,7 +86,7 @@ func TestOneSpanPerRequest(t *testing.T) {
 			span: "POST", outcome: mcpmw.OutcomeDenied, code: codes.Unset,
 			want: map[attribute.Key]string{"http.response.status_code": "429", "mcpmw.outcome": "denied"}},
 		{name: "GET", r: func() *http.Request { return httptest.NewRequest(http.MethodGet, "/mcp", nil) }, status: 405,
-			span: "GET", outcome: mcpmw.OutcomeError, code: codes.Error,
+			span: "GET", outcome: mcpmw.OutcomeDenied, // a routine probe, not a server error
 			want: map[attribute.Key]string{"http.response.status_code": "405"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +159,20 @@ func TestParentFromMeta(t *testing.T) {
 	defer x.seen.mu.Unlock()
 	assert.Equal(t, tool.SpanContext(), x.seen.span)
 	assert.Equal(t, "alice", x.seen.baggage)
+}
+
+// A request refused after it was parsed (here, by the permission gate)
+// still takes its parent from params._meta.
+func TestParentFromMetaWhenRefusedAfterParsing(t *testing.T) {
+	t.Parallel()
+	x := newHarness(t)
+	meta := `"traceparent":"` + traceparent(metaTrace, metaSpan) + `"`
+	require.Equal(t, 403, x.serve(call("write_it", meta, "traceparent", traceparent(headerTrace, headerSpan))))
+	require.Len(t, x.spans.Ended(), 1)
+	s := x.spans.Ended()[0]
+	assert.Equal(t, metaTrace, s.Parent().TraceID().String())
+	assert.Equal(t, metaSpan, s.Parent().SpanID().String())
+	require.Len(t, s.Links(), 1, "the header context is linked")
 }
 
 // Without trace context in _meta, the parent comes from the HTTP headers,
