@@ -17,12 +17,13 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/ratelimit"
+	"github.com/mcpmw/mcpmw/typed"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // contestantNames lists every contestant in table order; floor comes first
 // because every ratio is taken against it.
-var contestantNames = []string{"floor", "ours", "ours+hooks", "gosdk", "mcpgo"}
+var contestantNames = []string{"floor", "ours", "ours+hooks", "ours+typed", "gosdk", "mcpgo"}
 
 // pageSize is every contestant's tools/list page size: larger than any
 // scenario's registry, so that everyone returns the whole list on one page.
@@ -48,6 +49,8 @@ func newContestant(name string, tools int) (http.Handler, error) {
 		return newOurs(tools, false), nil
 	case "ours+hooks":
 		return newOurs(tools, true), nil
+	case "ours+typed":
+		return newOursTyped(tools), nil
 	case "gosdk":
 		return newGoSDK(tools), nil
 	case "mcpgo":
@@ -119,6 +122,30 @@ func newOurs(tools int, hooks bool) *mcpmw.Handler {
 	auditLog := mcpmw.JSONAuditor(&auditSink, nil)
 	opts.RateLimit = ratelimit.PerIP(1<<30, time.Minute)
 	return mcpmw.New(&reg, authn, auditLog, opts)
+}
+
+// echoIn is the typed echo's arguments: the same schema as echoSchema, plus
+// "additionalProperties": false, which NewTool derives for every struct.
+type echoIn struct {
+	Message string `json:"message" jsonschema:"The text to send back."`
+}
+
+// newOursTyped is the bare ours with echo built by typed.NewTool: its
+// arguments validated against the derived schema, then decoded into a
+// struct. The dummies stay raw-JSON tools.
+func newOursTyped(tools int) *mcpmw.Handler {
+	list := ourTools(tools)
+	list[0] = typed.NewTool("echo", echoDescription, "read",
+		func(_ context.Context, _ mcpmw.Caller, in echoIn) (string, error) { return in.Message, nil })
+	var reg mcpmw.Registry
+	reg.Add(list...)
+	allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
+	noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
+	return mcpmw.New(&reg, allowAll, noAudit, &mcpmw.Options{
+		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
+		PageSize: pageSize,
+		Logger:   discardLogger,
+	})
 }
 
 // auditSink receives the JSON lines of every ours+hooks handler in the

@@ -23,7 +23,9 @@
 // for tools/call the bytes around the echoed text, which it encodes with
 // encoding/json. ours runs bare (allow-all authenticator, no-op auditor) and
 // as ours+hooks (bearer-token check, mcpmw.LogAuditor writing JSON lines,
-// ratelimit.PerIP with a limit never reached). gosdk is
+// ratelimit.PerIP with a limit never reached), and as ours+typed (bare, with
+// echo built by typed.NewTool: its arguments validated against the derived
+// schema, then decoded into a struct). gosdk is
 // mcp.NewStreamableHTTPHandler with Stateless and JSONResponse; mcpgo is
 // server.NewStreamableHTTPServer with WithStateLess(true). Peers register
 // tools through their raw-schema APIs (no reflection, no per-call schema

@@ -1,0 +1,67 @@
+// Package typed builds mcpmw tools from Go types, and checks tool
+// arguments against their JSON Schema. It is a separate package so that
+// applications that write their schemas by hand never compile it or its
+// dependency, github.com/google/jsonschema-go.
+//
+// # Typed tools
+//
+// [NewTool] derives a tool's input schema from a struct, and its output
+// schema from the result type, once, when the tool is built:
+//
+//	type weatherIn struct {
+//		City string `json:"city" jsonschema:"the city"`
+//		Days int    `json:"days,omitempty" jsonschema:"how many days, 1 by default"`
+//	}
+//	weather := typed.NewTool("weather", "Forecast for a city.", "read",
+//		func(ctx context.Context, c mcpmw.Caller, in weatherIn) (Forecast, error) {
+//			return forecasts.For(ctx, in.City, max(in.Days, 1))
+//		})
+//	weather.ReadOnly = mcpmw.Yes
+//	reg.Add(weather)
+//
+// The result is a plain [mcpmw.Tool]: the fields NewTool does not set are
+// set on it, as on any other tool, so this package adds no options of its
+// own.
+//
+// # Validation
+//
+// [Validate] wraps any tool, typed or hand-written, so that its arguments
+// are checked against its InputSchema before its Call runs; NewTool does it
+// for the schema it derives. A failure is an *mcpmw.ArgError, which the
+// handler answers, on every revision, with an isError result naming the
+// failing value (argument "days" must be >= 1; argument "/stops/2/city"
+// is required), as the specification asks for invalid arguments. The
+// message quotes the schema, never the client's value. [ValidateOutput]
+// checks results against the OutputSchema at run time, and
+// [CheckOutput] does it in tests.
+//
+// # What a schema may hold, and what validation costs
+//
+// Schemas are compiled when the tool is built, and refused then (a panic
+// naming the tool, like mcpmw's other setup mistakes) unless their cost is
+// bounded:
+//
+//   - A $ref must be a JSON pointer into the same schema ("#/$defs/item").
+//     A remote or relative $ref is refused: schemas are never fetched (nor
+//     would jsonschema-go fetch one: it only loads through a loader, and
+//     the one this package gives it refuses). Anchors, $dynamicRef and $id
+//     below the root are refused too.
+//   - A recursive schema (a $ref leading back to a schema that contains it)
+//     is refused: with anyOf in the loop, its cost would double with each
+//     level of nesting of the arguments.
+//   - The schema, with each $ref expanded where it is used, may hold at
+//     most 1,000 subschemas.
+//
+// Validation applies each of those subschemas at most once to each value
+// in the arguments, and the handler has already bounded the arguments
+// (Options.MaxBodyBytes, 4 MiB by default, and 128 levels of nesting).
+// Patterns are Go regular expressions, which run in linear time (and
+// differ from ECMA 262: no back-references). "format" is not checked.
+// Numbers are compared as float64: a bound beyond 2^53 is approximate.
+//
+// jsonschema-go's errors quote the failing value whole and say where in
+// the schema, not where in the value, it failed; this package names the
+// value itself. Where it cannot follow the failure down (under anyOf,
+// oneOf, not, contains, or an items schema that refers outside $defs), it
+// names the nearest enclosing value.
+package typed
