@@ -220,3 +220,45 @@ func TestFoldedField(t *testing.T) {
 	_, _, found := foldedField([]byte(`{"Region":1}`), reflect.TypeFor[*map[string]any]())
 	assert.False(t, found)
 }
+
+type embeddedByPointer struct{ Zip string }
+
+type EmbeddedTagged struct{ Inner string }
+
+type embeddedDeep struct {
+	Region string `json:"region"` // shadowed by foldOuterEmbeds's own region
+	Depth  int    `json:"depth"`
+}
+
+type embeddedMiddle struct{ embeddedDeep }
+
+// foldOuterEmbeds embeds structs as encoding/json sees them: by pointer,
+// under a tag name (then a named field), and a level deeper.
+type foldOuterEmbeds struct {
+	*embeddedByPointer
+	EmbeddedTagged `json:"tagged"`
+	embeddedMiddle
+	Region string `json:"region"`
+}
+
+func TestStructFieldsFollowEmbedding(t *testing.T) {
+	t.Parallel()
+	fs := structFields(reflect.TypeFor[foldOuterEmbeds]())
+	names := make([]string, 0, len(fs.exact))
+	for name := range fs.exact {
+		names = append(names, name)
+	}
+	assert.ElementsMatch(t, []string{"Zip", "tagged", "region", "depth"}, names)
+	assert.Equal(t, reflect.TypeFor[string](), fs.exact["region"], "the shallower region wins")
+	assert.Equal(t, reflect.TypeFor[EmbeddedTagged](), fs.exact["tagged"], "a tagged embedded struct is a field")
+	for _, tt := range []struct{ doc, ptr string }{
+		{`{"zip":"1"}`, "/zip"},
+		{`{"DEPTH":1}`, "/DEPTH"},
+		{`{"tagged":{"inner":"x"}}`, "/tagged/inner"},
+		{`{"Zip":"1","depth":2,"tagged":{"Inner":"x"},"region":"eu"}`, ""},
+	} {
+		ptr, _, found := foldedField([]byte(tt.doc), reflect.TypeFor[*foldOuterEmbeds]())
+		assert.Equal(t, tt.ptr != "", found, tt.doc)
+		assert.Equal(t, tt.ptr, ptr, tt.doc)
+	}
+}
