@@ -32,6 +32,8 @@ type validator struct {
 	alone map[string]*jsonschema.Resolved
 	// patterns holds the compiled patternProperties of each schema path.
 	patterns map[string][]*regexp.Regexp
+	// flat is the schema's flat form, when it has one (see flat.go).
+	flat *flatSchema
 }
 
 var noArgsSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
