@@ -48,19 +48,19 @@ func TestFlatPassesOnlyWhatConforms(t *testing.T) {
 		{`{"message":"hi","b":true,"n":1.0}`, true},
 		{`{"message":"hi","b":true,"n":1e2}`, true},
 		{`{"message":"hi","b":true,"p":"x"}`, true},
-		{`{"message":"hi"}`, false},                          // b is required
-		{`{"b":true}`, false},                                // message is required
-		{`{"message":null,"b":true}`, false},                 // not a string
-		{`{"message":"hi","b":"true"}`, false},               // not a boolean
-		{`{"message":"hi","b":true,"n":1.5}`, false},         // not an integer
-		{`{"message":"hi","b":true,"n":256}`, false},         // above the maximum
-		{`{"message":"hi","b":true,"n":-1}`, false},          // below the minimum
-		{`{"message":"hi","b":true,"f":"1"}`, false},         // not a number
-		{`{"message":"hi","b":true,"extra":1}`, false},       // not allowed
-		{`{"message":"hi","b":true,"p":{}}`, false},          // neither null nor a string
-		{`{"m\u0065ssage":"hi","b":true}`, false},            // an escaped name: the validator decides
-		{`{"message":"hi","b":true,"n":1e400}`, false},       // out of range
-		{`{"message":["hi"],"b":true}`, false},               // an array
+		{`{"message":"hi"}`, false},                    // b is required
+		{`{"b":true}`, false},                          // message is required
+		{`{"message":null,"b":true}`, false},           // not a string
+		{`{"message":"hi","b":"true"}`, false},         // not a boolean
+		{`{"message":"hi","b":true,"n":1.5}`, false},   // not an integer
+		{`{"message":"hi","b":true,"n":256}`, false},   // above the maximum
+		{`{"message":"hi","b":true,"n":-1}`, false},    // below the minimum
+		{`{"message":"hi","b":true,"f":"1"}`, false},   // not a number
+		{`{"message":"hi","b":true,"extra":1}`, false}, // not allowed
+		{`{"message":"hi","b":true,"p":{}}`, false},    // neither null nor a string
+		{`{"m\u0065ssage":"hi","b":true}`, false},      // an escaped name: the validator decides
+		{`{"message":"hi","b":true,"n":1e400}`, false}, // out of range
+		{`{"message":["hi"],"b":true}`, false},         // an array
 		{`{}`, false},
 	} {
 		got := f.passes([]byte(tt.args))
