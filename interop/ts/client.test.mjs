@@ -1,0 +1,289 @@
+// Drives the mcpmw example app (examples/chi-app) with the official
+// TypeScript MCP client, @modelcontextprotocol/client, at 2026-07-28 and
+// 2025-11-25: connect, list tools, call a tool, read structured output, be
+// refused, go on; then checks the app's audit file.
+//
+// Run by scripts/interop-ts.sh, which installs the pinned client from
+// package-lock.json into a cache and builds the app. By hand, from this
+// folder:
+//
+//   npm ci && (cd ../.. && go build -o /tmp/chi-app ./examples/chi-app)
+//   MCPMW_CHI_APP=/tmp/chi-app node --test client.test.mjs
+//
+// MCPMW_INTEROP_DUMP=1 prints every HTTP exchange.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { Client, InsufficientScopeError, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const READER = 'reader-token'; // may use echo, add and notes_list
+const WRITER = 'writer-token'; // may also use note_create
+
+// How each revision is asked for. The client speaks 2025-11-25 by default
+// ('legacy': initialize, no probe); 2026-07-28 must be opted into, and the
+// pin makes connect() fail rather than fall back to initialize.
+const REVISIONS = {
+  '2026-07-28': { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  '2025-11-25': {},
+};
+
+/** The example app, running as its own process on a loopback port. */
+let app;
+
+before(async () => {
+  app = await startApp(process.env.MCPMW_CHI_APP);
+});
+
+after(async () => {
+  await app?.stop();
+});
+
+// --- the example app ---------------------------------------------------------
+
+/** A TCP port that was free a moment ago. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts the app binary on a free loopback port and waits (at most 10 s)
+ * for /healthz. The app cannot report a port the kernel picked, so another
+ * process may take the port first: a start that fails is retried on a new
+ * port.
+ */
+async function startApp(bin) {
+  assert.ok(bin, 'MCPMW_CHI_APP must name the example app binary (scripts/interop-ts.sh builds it)');
+  const dir = mkdtempSync(join(tmpdir(), 'mcpmw-interop-ts-'));
+  let lastOutput = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const auditPath = join(dir, `audit-${attempt}.jsonl`);
+    const child = spawn(bin, [], {
+      env: { ...process.env, ADDR: `127.0.0.1:${port}`, AUDIT_LOG: auditPath },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    let done = false;
+    exited.then(() => (done = true));
+    process.on('exit', () => done || child.kill('SIGKILL')); // never outlive the test
+
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 10_000;
+    while (!done && Date.now() < deadline) {
+      try {
+        const resp = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) });
+        if (resp.ok) {
+          return {
+            url: new URL(`${base}/mcp`),
+            auditPath,
+            output: () => output,
+            /** SIGINT, as an operator would; SIGKILL after 10 s. */
+            async stop() {
+              if (!done) {
+                child.kill('SIGINT');
+                const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+                const status = await exited;
+                clearTimeout(timer);
+                this.exit = status;
+              }
+            },
+            cleanup: () => rmSync(dir, { recursive: true, force: true }),
+          };
+        }
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    lastOutput = output;
+    child.kill('SIGKILL');
+    await exited;
+  }
+  throw new Error(`the example app did not start; last output:\n${lastOutput}`);
+}
+
+// --- the wire ----------------------------------------------------------------
+
+/**
+ * A fetch for the client's transport that sends the current bearer token
+ * and records each exchange: HTTP method, JSON-RPC method and tool, status,
+ * and the body of JSON answers.
+ */
+function recordingFetch(token) {
+  const wire = {
+    token,
+    exchanges: [],
+    /** The last POST of a tools/call for the named tool. */
+    lastCall(tool) {
+      return this.exchanges.findLast((e) => e.method === 'POST' && e.tool === tool);
+    },
+    dump() {
+      return this.exchanges
+        .map((e, i) => `--- #${i + 1} ${e.method} ${e.rpcMethod ?? ''} ${e.tool ?? ''} ${JSON.stringify(e.headers)}\n<<< ${e.status} ${e.body ?? ''}`)
+        .join('\n');
+    },
+  };
+  wire.fetch = async (url, init = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('Authorization', `Bearer ${wire.token}`);
+    const ex = { method: init.method ?? 'GET', headers: {} };
+    for (const h of ['mcp-protocol-version', 'mcp-method', 'mcp-name']) {
+      if (headers.has(h)) ex.headers[h] = headers.get(h);
+    }
+    if (typeof init.body === 'string') {
+      try {
+        const msg = JSON.parse(init.body);
+        ex.rpcMethod = msg.method;
+        ex.tool = msg.params?.name;
+      } catch {
+        // not JSON: recorded without a method
+      }
+    }
+    wire.exchanges.push(ex);
+    const resp = await fetch(url, { ...init, headers });
+    ex.status = resp.status;
+    if ((resp.headers.get('content-type') ?? '').startsWith('application/json')) {
+      ex.body = await resp.clone().text();
+    }
+    return resp;
+  };
+  return wire;
+}
+
+/** The text of the result's first text block. */
+function textOf(result) {
+  return result.content.find((c) => c.type === 'text')?.text;
+}
+
+// --- the scenario ------------------------------------------------------------
+
+const ran = [];
+
+for (const [rev, options] of Object.entries(REVISIONS)) {
+  test(`TypeScript client at ${rev}`, { timeout: 60_000 }, async (t) => {
+    ran.push(rev);
+    const wire = recordingFetch(READER);
+    t.after(() => {
+      if (process.env.MCPMW_INTEROP_DUMP) console.log(`wire traffic at ${rev}:\n${wire.dump()}`);
+    });
+    const client = new Client({ name: 'interop-ts', version: '0.1.0' }, options);
+    const transport = new StreamableHTTPClientTransport(app.url, { fetch: wire.fetch });
+    try {
+      await t.test('connect', async () => {
+        await client.connect(transport, { timeout: 10_000 });
+        assert.equal(client.getNegotiatedProtocolVersion(), rev);
+        assert.equal(client.getProtocolEra(), rev === '2026-07-28' ? 'modern' : 'legacy');
+        assert.equal(client.getServerVersion()?.name, 'chi-app');
+        assert.ok(client.getServerCapabilities()?.tools, 'tools capability');
+        const first = wire.exchanges.find((e) => e.method === 'POST');
+        assert.equal(first.rpcMethod, rev === '2026-07-28' ? 'server/discover' : 'initialize');
+      });
+
+      await t.test('tools/list shows a reader what it may call', async () => {
+        const { tools } = await client.listTools(undefined, { timeout: 10_000 });
+        assert.deepEqual(
+          tools.map((tool) => tool.name),
+          ['echo', 'add', 'notes_list'],
+        );
+        const add = tools.find((tool) => tool.name === 'add');
+        assert.ok(add.outputSchema?.properties?.sum, 'add output schema');
+        assert.equal(add.annotations?.readOnlyHint, true);
+      });
+
+      await t.test('tools/call echo', async () => {
+        const res = await client.callTool({ name: 'echo', arguments: { message: 'hello from TypeScript' } }, { timeout: 10_000 });
+        assert.ok(!res.isError);
+        assert.equal(textOf(res), 'hello from TypeScript');
+      });
+
+      await t.test('structured output', async () => {
+        const res = await client.callTool({ name: 'add', arguments: { a: 2, b: 3.5 } }, { timeout: 10_000 });
+        assert.ok(!res.isError);
+        assert.equal(textOf(res), '5.5');
+        assert.deepEqual(res.structuredContent, { sum: 5.5 });
+      });
+
+      await t.test('a reader calling note_create is refused', async () => {
+        // The client reads the 403's insufficient_scope challenge, not the
+        // JSON-RPC body, so the wire is checked for the -32602.
+        await assert.rejects(
+          client.callTool({ name: 'note_create', arguments: { text: 'not allowed' } }, { timeout: 10_000 }),
+          (err) => err instanceof InsufficientScopeError && err.requiredScope === 'write',
+        );
+        const ex = wire.lastCall('note_create');
+        assert.equal(ex.status, 403);
+        assert.equal(JSON.parse(ex.body).error.code, -32602);
+      });
+
+      await t.test('an unknown tool is -32602', async () => {
+        await assert.rejects(
+          client.callTool({ name: 'no_such_tool', arguments: {} }, { timeout: 10_000 }),
+          (err) => err instanceof ProtocolError && err.code === -32602 && err.message.includes('no_such_tool'),
+        );
+        assert.equal(wire.lastCall('no_such_tool').status, 200);
+      });
+
+      await t.test('the client goes on after the refusals', async () => {
+        const res = await client.callTool({ name: 'echo', arguments: { message: 'still here' } }, { timeout: 10_000 });
+        assert.equal(textOf(res), 'still here');
+      });
+
+      await t.test('the writer may create a note', async () => {
+        wire.token = WRITER; // each request is authenticated on its own
+        const res = await client.callTool({ name: 'note_create', arguments: { text: `from TypeScript at ${rev}` } }, { timeout: 10_000 });
+        assert.ok(!res.isError);
+        assert.equal(typeof res.structuredContent?.id, 'number');
+      });
+    } catch (err) {
+      console.log(`wire traffic at ${rev}:\n${wire.dump()}`);
+      throw err;
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+test('the app audited each tool call once, at the revision the client spoke', { timeout: 30_000 }, async () => {
+  await app.stop();
+  assert.equal(app.exit?.code, 0, `the app stops cleanly on SIGINT; output:\n${app.output()}`);
+  const calls = {};
+  for (const line of readFileSync(app.auditPath, 'utf8').split('\n')) {
+    if (!line) continue;
+    const rec = JSON.parse(line);
+    if (rec.method === 'tools/call') {
+      (calls[rec.protocol_version] ??= []).push([rec.tool, rec.outcome, rec.caller, rec.status]);
+    }
+  }
+  for (const rev of ran) {
+    assert.deepEqual(
+      calls[rev],
+      [
+        ['echo', 'ok', 'reader', 200],
+        ['add', 'ok', 'reader', 200],
+        ['note_create', 'denied', 'reader', 403],
+        ['no_such_tool', 'error', 'reader', 200],
+        ['echo', 'ok', 'reader', 200],
+        ['note_create', 'ok', 'writer', 200],
+      ],
+      `audited tool calls at ${rev}`,
+    );
+  }
+  app.cleanup();
+});
