@@ -21,10 +21,12 @@ type exchange struct {
 	r        *http.Request
 	start    time.Time
 	clientIP string
-	caller   Caller   // set once authentication succeeded
-	authErr  error    // why authentication failed, if it did
-	env      envelope // the body's JSON-RPC envelope, as far as it was read
-	req      *Request // set once the request was parsed: &reqv
+	caller   Caller          // set once authentication succeeded
+	authErr  error           // why authentication failed, if it did
+	env      envelope        // the body's JSON-RPC envelope, as far as it was read
+	args     json.RawMessage // a tools/call's arguments, as sent
+	tool     string          // a tools/call's tool name, as sent (capped)
+	req      *Request        // set once the request was parsed: &reqv
 	reqv     Request
 	info     callInfo        // what a method's context carries (see callKey)
 	observed context.Context // what Observer.Serve returned, if it was called

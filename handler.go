@@ -199,7 +199,16 @@ func (h *Handler) serve(x *exchange) answer {
 	}
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req
-	if a := parseRequest(req, env, caller, x.r.Header); a != nil {
+	a = parseRequest(req, env, caller, x.r.Header)
+	if req.Method == "tools/call" {
+		// What the client sent, for the record, whatever a middleware
+		// makes of the request later.
+		x.args = req.Param("arguments")
+		if name, ok := req.StringParam("name"); ok {
+			x.tool = capEcho(name)
+		}
+	}
+	if a != nil {
 		return *a
 	}
 	if a := checkRevision(req, x.r.Header); a != nil {

@@ -23,14 +23,7 @@ func (x *exchange) record(a *answer) CallRecord {
 			rec.ProtocolVersion = capEcho(strings.TrimSpace(x.r.Header.Get(headerProtocolVersion)))
 		}
 		rec.ClientName, rec.ClientVersion = req.ClientName, req.ClientVersion
-		if req.Method == "tools/call" {
-			// As the client sent them: the parser's reading of the
-			// original params, whatever a middleware made of them since.
-			rec.Arguments = lookup(req.parsed.params, "arguments")
-			if req.parsed.nameOK {
-				rec.Tool = capEcho(req.parsed.name)
-			}
-		}
+		rec.Arguments, rec.Tool = x.args, x.tool
 	}
 	resp := a.resp
 	if resp == nil {
