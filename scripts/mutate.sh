@@ -18,7 +18,9 @@
 #
 # Exit status: 0 when every mutant was killed, or no non-test Go line of
 # the root module changed; 1 when a mutant lived or a changed line is run
-# by no test (NOT COVERED): kill each with a test, or say in the commit
+# by no test (NOT COVERED; gremlins also says so of every `case` condition,
+# which Go's coverage does not count: check those with -coverprofile):
+# kill each with a test, or say in the commit
 # message why it is equivalent (the code behaves the same with it); 2 when
 # the run itself failed.
 #
