@@ -3,6 +3,7 @@ package mcpmw_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -330,4 +331,64 @@ func TestHandBuiltAndParsedRequestsAgree(t *testing.T) {
 			assert.Equal(t, ps, hs, "StringParam(%q) of %s", name, parsed.Method)
 		}
 	}
+}
+
+// A notification's answer is 202 unless its method refuses it with an
+// error whose status is 400 or more: then the error is sent, without an id.
+func TestNotificationErrorsKeepTheirStatus(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		code, status int
+	}{
+		{mcpmw.CodeInvalidRequest, 400},
+		{mcpmw.CodeInternalError, 500},
+		{mcpmw.CodeInvalidParams, 202},
+		{mcpmw.CodeMethodNotFound, 202}, // 200 on a legacy revision: below 400
+	} {
+		h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{
+			answering("notifications/app", "", func() *mcpmw.Response { return mcpmw.ErrorResponse(tt.code, "no") })}})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"notifications/app"}`, "MCP-Protocol-Version", "2025-11-25"))
+		assert.Equal(t, tt.status, w.Code, "code %d", tt.code)
+		if tt.status == 202 {
+			assert.Empty(t, w.Body.String())
+		} else {
+			assert.JSONEq(t, `{"jsonrpc":"2.0","error":{"code":`+fmt.Sprint(tt.code)+`,"message":"no"}}`, w.Body.String())
+		}
+	}
+}
+
+// A request that succeeds leaves no error in the log: only a Response
+// with a Cause is logged.
+func TestSuccessLogsNothing(t *testing.T) {
+	t.Parallel()
+	h, _, logs := newTestHandler(t, nil)
+	for _, r := range []*http.Request{modern("1", "tools/call", `"name":"echo","arguments":{"message":"hi"}`), modern("2", "tools/list", "")} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, 200, w.Code)
+	}
+	assert.Empty(t, logs.String())
+}
+
+// The tools/call method, dispatched without the handler's admission (a
+// middleware handing a request to the next Dispatcher with a fresh
+// context), still checks the caller's permission: the call check is the
+// gate.
+func TestToolsCallWithoutAdmissionIsGated(t *testing.T) {
+	t.Parallel()
+	var next mcpmw.Dispatcher
+	capture := func(n mcpmw.Dispatcher) mcpmw.Dispatcher { next = n; return n }
+	var reg mcpmw.Registry
+	reg.Add(testTools()...)
+	mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{capture}})
+	call := func(c mcpmw.Caller, tool string) *mcpmw.Response {
+		return next.Dispatch(context.Background(), &mcpmw.Request{ID: json.RawMessage(`1`), Method: "tools/call",
+			Params: json.RawMessage(`{"name":"` + tool + `","arguments":{"message":"hi"}}`), Version: mcpmw.LatestVersion, Caller: c})
+	}
+	resp := call(reader, "write_it")
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, mcpmw.OutcomeDenied, resp.Outcome)
+	resp = call(writer, "write_it")
+	assert.Nil(t, resp.Error)
 }
