@@ -247,10 +247,14 @@ func TestMiddlewareRewritingParamsTakesEffect(t *testing.T) {
 			return next.Dispatch(ctx, &r)
 		})
 	}
-	h = mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{toWrite}})
+	b := &spy{}
+	h = mcpmw.New(&reg, tokenAuthn, b, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{toWrite}})
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("1", "tools/call", `"name":"echo","arguments":{"message":"raw"}`))
 	assert.Equal(t, 403, w.Code)
+	require.Len(t, b.records(), 1)
+	assert.Equal(t, "write_it", b.records()[0].Tool, "the record names the tool the request was refused for")
+	assert.JSONEq(t, `{"message":"raw"}`, string(b.records()[0].Arguments), "and the arguments as sent")
 
 	// A rewrite to params that are not a JSON object reads as no params.
 	broken := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {

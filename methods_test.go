@@ -39,6 +39,9 @@ func TestTargetDenialWording(t *testing.T) {
 		{mcpmw.Target{Name: "doc", Permission: "admin"}, `the caller may not use target "doc"`, `Bearer error="insufficient_scope", scope="admin"`},
 		{mcpmw.Target{Kind: "prompt", Name: "doc", Permission: "read write"}, `the caller may not use prompt "doc"`, `Bearer error="insufficient_scope"`},
 		{mcpmw.Target{Kind: "prompt", Name: "doc", Permission: `a"b`}, `the caller may not use prompt "doc"`, `Bearer error="insufficient_scope"`},
+		{mcpmw.Target{Kind: "prompt", Name: "doc", Permission: `a\b`}, `the caller may not use prompt "doc"`, `Bearer error="insufficient_scope"`},
+		{mcpmw.Target{Kind: "prompt", Name: "doc", Permission: "a\x7fb"}, `the caller may not use prompt "doc"`, `Bearer error="insufficient_scope"`},
+		{mcpmw.Target{Kind: "prompt", Name: "doc", Permission: "!edge~"}, `the caller may not use prompt "doc"`, `Bearer error="insufficient_scope", scope="!edge~"`},
 	} {
 		target := tt.target
 		h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{{
