@@ -38,6 +38,9 @@ const (
 	OutcomeError    Outcome = "error"    // answered with an error, or a tool result with isError
 	OutcomeDenied   Outcome = "denied"   // refused by policy: Origin, authentication, a permission check (and, seen only by an Observer, rate limit and HTTP method)
 	OutcomeAccepted Outcome = "accepted" // a notification or client response, answered 202
+	// OutcomeInputRequired: the call asked the client for input (an
+	// input_required result); the retry that brings it is its own request.
+	OutcomeInputRequired Outcome = "input_required"
 )
 
 // A CallRecord is the audit record of one request. Fields the request never

@@ -215,9 +215,11 @@ func (x *exchange) writeAfterPanic(a *answer) {
 // the functions a method calls with its context: CallerFrom, Progress and
 // Log, and the tools/call gate.
 type callInfo struct {
-	caller Caller
-	target *Target // what the handler admitted the request for, if anything
-	stream *stream // nil when the method may not stream
+	caller   Caller
+	target   *Target // what the handler admitted the request for, if anything
+	stream   *stream // nil when the method may not stream
+	round    round   // a tools/call's round of asking (ask.go), when hasRound
+	hasRound bool
 }
 
 var callKey = &ctxKey{"call"}

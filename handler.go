@@ -74,7 +74,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "")
 	if reg != nil {
-		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL)}
+		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ring: o.StateKeys}
 		methods = append(methods, t.methods()...)
 	}
 	return append(methods, o.Methods...)
@@ -110,6 +110,9 @@ func withDefaults(opts *Options) Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.StateKeys == nil {
+		o.StateKeys = RandomKeyRing()
 	}
 	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
 		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))

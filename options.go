@@ -82,6 +82,12 @@ type Options struct {
 	// legacy revisions, which cannot carry one per request, messages at or
 	// above ClientLogLevel are sent. Empty means no logging to clients.
 	ClientLogLevel LogLevel
+	// StateKeys seal the requestState of input_required rounds (see Ask):
+	// the first key seals, every key opens. Every instance of a service
+	// must hold the same ring for any of them to resume any round (read it
+	// with ParseKeyRing from the environment). Nil means a random key of
+	// this process's own.
+	StateKeys *KeyRing
 	// ToolTimeout bounds how long a tool may run; a Tool's own Timeout
 	// overrides it. When it passes, the tool's context is cancelled and the
 	// caller gets an isError result saying so. Tools must honour their

@@ -11,6 +11,7 @@ import (
 
 // toolMethods serves tools/list and tools/call from a Registry.
 type toolMethods struct {
+	ring     *KeyRing // seals the state of input_required rounds
 	reg      *Registry
 	timeout  time.Duration // Options.ToolTimeout
 	pageSize int
@@ -126,11 +127,19 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 			return resp
 		}
 	}
+	r, resp := readRound(req, t.ring, e.Name)
+	if resp != nil {
+		return resp
+	}
+	ctx, rnd := withRound(ctx, r)
 	res, err := t.run(ctx, req, e)
 	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
 		resp := ErrorResponse(CodeInternalError, "Request cancelled")
 		resp.Target, resp.Summary = e.Name, "client went away: "+context.Cause(ctx).Error()
 		return resp
+	}
+	if err != nil && asksClient(err) && !req.revision().legacy() {
+		return t.askClient(req, e.Name, rnd)
 	}
 	if err != nil {
 		return t.toolError(req, e.Name, err)
@@ -147,6 +156,27 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		resp.Summary = "tool reported an error: " + capEcho(res.AllText())
 	}
 	return resp
+}
+
+// asksClient reports whether err ends an input_required round: it wraps
+// ErrInputRequired and no error the tool must answer with instead (an
+// *Error, such as -32021 from one of several Asks, or an *ArgError).
+func asksClient(err error) bool {
+	var je *Error
+	var ae *ArgError
+	return errors.Is(err, ErrInputRequired) && !errors.As(err, &je) && !errors.As(err, &ae)
+}
+
+// askClient answers a round that asked the client for input.
+func (t *toolMethods) askClient(req *Request, tool string, rnd *round) *Response {
+	body, err := rnd.inputRequired(req, t.ring, tool, t.ad.serverMeta)
+	if err != nil {
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause = tool, err
+		return resp
+	}
+	return &Response{Result: body, Target: tool, Outcome: OutcomeInputRequired, encoded: true,
+		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input(s)"}
 }
 
 // errToolTimeout is the cause of a tool's context when its time is up.

@@ -42,6 +42,10 @@ func (anyone) Can(mcpmw.Permission) bool { return true }
 // String is how the caller appears in audit records.
 func (anyone) String() string { return "anyone" }
 
+// CallerID identifies the caller across requests, which a sealed
+// requestState is bound to.
+func (anyone) CallerID() string { return "anyone" }
+
 // config is what the environment decides.
 type config struct {
 	addr         string
@@ -66,6 +70,7 @@ func configFromEnv(getenv func(string) string) config {
 func newHandler(c config, logger *slog.Logger) http.Handler {
 	var reg mcpmw.Registry
 	reg.Add(tools()...)
+	reg.Add(askTools()...)
 
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return anyone{}, nil })
 	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {

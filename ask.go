@@ -1,0 +1,281 @@
+package mcpmw
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// A tool sometimes needs one more thing before it acts: a confirmation, a
+// missing field, a model's completion, the client's roots. On 2026-07-28
+// it asks without a session: the answer to tools/call is an input_required
+// result listing what it needs (inputRequests) and an opaque, sealed
+// requestState; the client retries the call with the answers
+// (inputResponses) and the state, and the tool runs again from the top,
+// now finding its answers. Any instance holding the same KeyRing resumes
+// any round.
+//
+// A tool asks with Ask, which returns the client's answer when this round
+// carries one, and otherwise records the question and returns an error
+// that ends the round:
+//
+//	ans, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Delete note 3?", schema))
+//	if err != nil {
+//		return mcpmw.ToolResult{}, err // the input_required round, or a real error
+//	}
+//
+// Several questions asked before the error is returned go out in one
+// round (join the errors with errors.Join). A tool carries its own small
+// state from round to round with SetRoundState and RoundState: each retry
+// brings only the answers of the round before.
+//
+// The legacy revisions ask with a request on the call's event stream
+// instead; that is not built yet, and Ask there returns an error the tool
+// can report.
+
+// An InputRequest is a question for the client: a JSON-RPC method it
+// serves (elicitation/create, sampling/createMessage, roots/list) and its
+// params. Build one with ElicitForm, ElicitURL, Sample or ListRoots.
+type InputRequest struct {
+	Method string
+	Params json.RawMessage
+	// capability is the client capability the request needs.
+	capability string
+}
+
+// ElicitForm asks the user to fill in a form: message says what and why,
+// schema is the flat JSON Schema of the form's fields (an object of string,
+// number, integer, boolean and enum properties).
+func ElicitForm(message string, schema json.RawMessage) InputRequest {
+	p, _ := json.Marshal(struct {
+		Mode            string          `json:"mode"`
+		Message         string          `json:"message"`
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+	}{"form", message, schema})
+	return InputRequest{Method: "elicitation/create", Params: p, capability: "elicitation.form"}
+}
+
+// ElicitURL asks the user to visit url (to sign in, pay, consent) and
+// tell when done; id names the elicitation.
+func ElicitURL(message, url, id string) InputRequest {
+	p, _ := json.Marshal(struct {
+		Mode          string `json:"mode"`
+		Message       string `json:"message"`
+		URL           string `json:"url"`
+		ElicitationID string `json:"elicitationId"`
+	}{"url", message, url, id})
+	return InputRequest{Method: "elicitation/create", Params: p, capability: "elicitation.url"}
+}
+
+// Sample asks the client's model for a completion of a user message, in at
+// most maxTokens tokens.
+func Sample(prompt string, maxTokens int) InputRequest {
+	type content struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	type message struct {
+		Role    string  `json:"role"`
+		Content content `json:"content"`
+	}
+	p, _ := json.Marshal(struct {
+		Messages  []message `json:"messages"`
+		MaxTokens int       `json:"maxTokens"`
+	}{[]message{{"user", content{"text", prompt}}}, maxTokens})
+	return InputRequest{Method: "sampling/createMessage", Params: p, capability: "sampling"}
+}
+
+// ListRoots asks the client for its roots: the directories or files it
+// lets the server work on.
+func ListRoots() InputRequest {
+	return InputRequest{Method: "roots/list", Params: json.RawMessage("{}"), capability: "roots"}
+}
+
+// ErrInputRequired ends a round: Ask returns it, wrapped, when the answer is
+// not there yet, and the tool returns it (or an error joining several) for
+// the handler to send the input_required result.
+var ErrInputRequired = errors.New("mcpmw: the client's input is required")
+
+// A round is what one tools/call round knows of asking: the answers it
+// carries, the tool's state from the round before, what it asked.
+type round struct {
+	revision  revision
+	clientCap json.RawMessage            // the request's clientCapabilities
+	answers   map[string]json.RawMessage // inputResponses
+	state     []byte                     // the tool's state, from the round before
+	next      []byte                     // the tool's state for the next round
+	nextSet   bool
+	asked     map[string]InputRequest
+}
+
+var roundKey = &ctxKey{"round"}
+
+// roundFrom returns the round of the tools/call ctx serves: kept in the
+// call's context by the handler (no allocation), or in a context of its
+// own when the method runs without one.
+func roundFrom(ctx context.Context) *round {
+	if info := callFrom(ctx); info != nil && info.hasRound {
+		return &info.round
+	}
+	r, _ := ctx.Value(roundKey).(*round)
+	return r
+}
+
+// withRound returns ctx carrying r.
+func withRound(ctx context.Context, r round) (context.Context, *round) {
+	if info := callFrom(ctx); info != nil && !info.hasRound {
+		info.round, info.hasRound = r, true
+		return ctx, &info.round
+	}
+	p := new(round) // only here: r itself stays on the stack
+	*p = r
+	return context.WithValue(ctx, roundKey, p), p
+}
+
+// Ask returns the client's answer to req under key (the raw result of the
+// request: an ElicitResult, a CreateMessageResult, a ListRootsResult) when
+// this round carries one. Otherwise it records req for the round's
+// input_required result and returns an error wrapping ErrInputRequired,
+// which the tool returns. A client that lacks the capability req needs
+// gets an *Error with -32021 instead (never asked for what it cannot
+// give); an answer that is not a JSON object is an *Error with -32602.
+// Outside a tools/call Ask returns an error.
+func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, error) {
+	r := roundFrom(ctx)
+	switch {
+	case r == nil:
+		return nil, errors.New("mcpmw: Ask outside a tools/call")
+	case r.revision.legacy():
+		return nil, &Error{Code: CodeInternalError, Message: "Asking the client mid-call is not available on " + r.revision.String() + " yet"}
+	case key == "":
+		return nil, errors.New("mcpmw: Ask needs a key")
+	}
+	if ans, ok := r.answers[key]; ok {
+		if kindOf(ans) != kindObject {
+			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: inputResponses." + capEcho(key) + " must be an object, the client's result for " + req.Method}
+		}
+		return ans, nil
+	}
+	if req.capability != "" && !hasClientCapability(r.clientCap, req.capability) {
+		data := requiredCapabilitiesData("", []string{req.capability})
+		return nil, &Error{Code: CodeMissingRequiredClientCapability, Message: "This call needs the client capability " + req.capability, Data: json.RawMessage(data)}
+	}
+	if r.asked == nil {
+		r.asked = map[string]InputRequest{}
+	}
+	r.asked[key] = req
+	return nil, errors.Join(ErrInputRequired, errors.New("mcpmw: asked "+strconv.Quote(key)))
+}
+
+// ClientSupports reports whether the client of the current call declared
+// the capability at the dotted path ("elicitation", "sampling.tools"). On
+// the legacy revisions, whose calls do not declare it, it reports false.
+func ClientSupports(ctx context.Context, capability string) bool {
+	r := roundFrom(ctx)
+	return r != nil && !r.revision.legacy() && hasClientCapability(r.clientCap, capability)
+}
+
+// RoundState returns the state the tool set in the round before (nil in the
+// first round).
+func RoundState(ctx context.Context) []byte {
+	if r := roundFrom(ctx); r != nil {
+		return r.state
+	}
+	return nil
+}
+
+// SetRoundState sets the state the tool gets back, sealed, in the next
+// round (keep it small: it travels to the client and back). The caller
+// must have a CallerID: state is bound to who may resume it.
+func SetRoundState(ctx context.Context, state []byte) {
+	if r := roundFrom(ctx); r != nil {
+		r.next, r.nextSet = append([]byte(nil), state...), true
+	}
+}
+
+// stateLifetime is how long a round's state stays valid.
+const stateLifetime = 10 * time.Minute
+
+// readRound reads a tools/call's inputResponses and requestState: the
+// answers, and the tool's state, opened with the ring under the request's
+// binding. A state that does not open is a -32602.
+func readRound(req *Request, ring *KeyRing, target string) (round, *Response) {
+	r := round{revision: req.revision(), clientCap: req.ClientCapabilities}
+	if r.revision.legacy() {
+		return r, nil
+	}
+	if raw := req.Param("inputResponses"); kindOf(raw) == kindObject {
+		var answers map[string]json.RawMessage // declared here: only a retry pays for it
+		if err := json.Unmarshal(raw, &answers); err != nil {
+			return r, ErrorResponse(CodeInvalidParams, "Invalid params: inputResponses must be an object")
+		}
+		r.answers = answers
+	}
+	switch raw := req.Param("requestState"); kindOf(raw) {
+	case kindNone, kindNull:
+	case kindString:
+		s, _ := unquote(raw)
+		b := roundBinding(req, target)
+		state, err := ring.open(&b, s, time.Now())
+		if err != nil {
+			resp := ErrorResponse(CodeInvalidParams, "Invalid params: requestState integrity check failed; call again without it")
+			resp.Target, resp.Summary = target, capEcho(err.Error())
+			return r, resp
+		}
+		r.state = state
+	default:
+		return r, ErrorResponse(CodeInvalidParams, "Invalid params: requestState must be the string this server sent")
+	}
+	return r, nil
+}
+
+// roundBinding is what a tools/call's state is valid for: the caller, the
+// method, the tool, and its arguments (compacted, so spacing does not
+// matter).
+func roundBinding(req *Request, target string) stateBinding {
+	args := req.param("arguments")
+	var buf bytes.Buffer
+	if json.Compact(&buf, args) == nil {
+		args = buf.Bytes()
+	}
+	return stateBinding{callerID: callerID(req.Caller), method: req.Method, target: target, args: argsDigest(args)}
+}
+
+// inputRequired encodes the input_required result of a round: what was
+// asked, by key, and the tool's next state, sealed, when it set one.
+func (r *round) inputRequired(req *Request, ring *KeyRing, target string, serverMeta []byte) ([]byte, error) {
+	dst := []byte(`{"resultType":"input_required","inputRequests":{`)
+	keys := make([]string, 0, len(r.asked))
+	for k := range r.asked {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, `:{"method":`...)
+		dst = appendString(dst, r.asked[k].Method)
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, r.asked[k].Params...)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, '}')
+	if r.nextSet {
+		b := roundBinding(req, target)
+		sealed, err := ring.seal(&b, r.next, time.Now(), stateLifetime)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, `,"requestState":`...)
+		dst = appendString(dst, sealed)
+	}
+	dst = append(dst, ',')
+	dst = append(dst, serverMeta...)
+	return append(dst, '}'), nil
+}
