@@ -9,6 +9,10 @@
 //	ALLOWED_HOSTS  comma-separated hosts an Origin header may name (default localhost,127.0.0.1)
 //	RATE_LIMIT     requests per minute per client IP (default 600; 0 disables)
 //	AUDIT_LOG      file that receives one JSON audit record per line (default stderr)
+//	MCP_STATE_KEY  hex key(s) sealing input_required state: 64 hex characters, or a
+//	               comma-separated list (a key ring: the first seals, all open);
+//	               unset means a random key of this process's own. Instances that
+//	               share a key resume each other's rounds.
 //
 // Bearer tokens: "reader-token" (capability read) and "writer-token" (read
 // and write).
@@ -41,6 +45,7 @@ type config struct {
 	allowedHosts []string
 	ratePerMin   int
 	auditPath    string
+	stateKeys    *mcpmw.KeyRing // nil: a random key per process
 }
 
 func configFromEnv(getenv func(string) string) (config, error) {
@@ -64,6 +69,13 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.ratePerMin = n
 	}
 	c.auditPath = getenv("AUDIT_LOG")
+	if v := getenv("MCP_STATE_KEY"); v != "" {
+		keys, err := mcpmw.ParseKeyRing(v)
+		if err != nil {
+			return c, fmt.Errorf("MCP_STATE_KEY: %w", err) // the error never quotes the key
+		}
+		c.stateKeys = keys
+	}
 	return c, nil
 }
 
@@ -82,6 +94,7 @@ func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.H
 		AllowedHosts: c.allowedHosts,
 		ClientIP:     func(r *http.Request) string { return middleware.GetClientIP(r.Context()) },
 		Logger:       slog.New(slog.NewTextHandler(logOut, nil)),
+		StateKeys:    c.stateKeys,
 	}
 	if c.ratePerMin > 0 {
 		opts.RateLimit = ratelimit.PerIP(c.ratePerMin, time.Minute)

@@ -1095,6 +1095,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "RATE_LIMIT=abc", env: map[string]string{"RATE_LIMIT": "abc"}, wantErr: `RATE_LIMIT="abc"`},
 		{name: "RATE_LIMIT negative", env: map[string]string{"RATE_LIMIT": "-1"}, wantErr: `RATE_LIMIT="-1"`},
 		{name: "RATE_LIMIT fractional", env: map[string]string{"RATE_LIMIT": "1.5"}, wantErr: `RATE_LIMIT="1.5"`},
+		{name: "MCP_STATE_KEY not hex", env: map[string]string{"MCP_STATE_KEY": strings.Repeat("zz", 32)}, wantErr: "MCP_STATE_KEY"},
+		{name: "MCP_STATE_KEY too short", env: map[string]string{"MCP_STATE_KEY": "abcd"}, wantErr: "MCP_STATE_KEY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1257,4 +1259,22 @@ func TestEndToEnd(t *testing.T) {
 func portOf(addr string) string {
 	_, port, _ := net.SplitHostPort(addr)
 	return port
+}
+
+// MCP_STATE_KEY becomes the app's key ring (a list is a ring whose first
+// key seals); unset, each process has a random key. That two handlers
+// holding one ring resume each other's rounds is TestAskRoundTrip's.
+func TestStateKeyFromEnv(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("ab", 32)
+	a, err := configFromEnv(func(k string) string { return map[string]string{"MCP_STATE_KEY": key}[k] })
+	require.NoError(t, err)
+	b, err := configFromEnv(func(k string) string { return map[string]string{"MCP_STATE_KEY": strings.Repeat("cd", 32) + "," + key}[k] })
+	require.NoError(t, err)
+	require.NotNil(t, a.stateKeys)
+	require.NotNil(t, b.stateKeys)
+	assert.NotContains(t, a.stateKeys.String(), key, "the ring never shows its keys")
+	defaults, err := configFromEnv(func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Nil(t, defaults.stateKeys, "unset: a random key per process")
 }
