@@ -1269,7 +1269,9 @@ func TestStateKeyFromEnv(t *testing.T) {
 	key := strings.Repeat("ab", 32)
 	a, err := configFromEnv(func(k string) string { return map[string]string{"MCP_STATE_KEY": key}[k] })
 	require.NoError(t, err)
-	b, err := configFromEnv(func(k string) string { return map[string]string{"MCP_STATE_KEY": strings.Repeat("cd", 32) + "," + key}[k] })
+	b, err := configFromEnv(func(k string) string {
+		return map[string]string{"MCP_STATE_KEY": strings.Repeat("cd", 32) + "," + key}[k]
+	})
 	require.NoError(t, err)
 	require.NotNil(t, a.stateKeys)
 	require.NotNil(t, b.stateKeys)
