@@ -92,6 +92,14 @@ func askTools() []mcpmw.Tool {
 			}
 			return "state: " + string(mcpmw.RoundState(ctx)), nil
 		}),
+		askTool("test_streaming_elicitation", "Asks the user through an input_required result, never with a request on the stream.", func(ctx context.Context) (string, error) {
+			_ = mcpmw.Progress(ctx, 1, 2, "about to ask")
+			ans, err := mcpmw.Ask(ctx, "user_name", mcpmw.ElicitForm("What is your name?", nameForm))
+			if err != nil {
+				return "", err
+			}
+			return "Hello, " + elicitedName(ans) + "!", nil
+		}),
 		askTool("test_input_required_result_capabilities", "Asks only for what the client supports: elicitation if it can, else sampling.", func(ctx context.Context) (string, error) {
 			req, key := mcpmw.Sample("What is the capital of France?", 100), "capital"
 			if mcpmw.ClientSupports(ctx, "elicitation") {
