@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +70,7 @@ func newTokenAuth() *tokenAuth {
 	return &tokenAuth{tokens: []tokenEntry{
 		{sha256.Sum256([]byte("reader-token")), &session{name: "reader", tenant: "demo", caps: caps("read")}},
 		{sha256.Sum256([]byte("writer-token")), &session{name: "writer", tenant: "demo", caps: caps("read", "write")}},
+		{sha256.Sum256([]byte("other-token")), &session{name: "other", tenant: "other", caps: caps("read", "write")}},
 	}}
 }
 
@@ -130,6 +133,32 @@ func (s *noteStore) latest(tenant string, limit int) []note {
 		out = append(out, all[i])
 	}
 	return out
+}
+
+// has reports whether tenant has a note with this id.
+func (s *noteStore) has(tenant string, id int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.notes[tenant] {
+		if n.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes tenant's note id and reports whether there was one.
+func (s *noteStore) remove(tenant string, id int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all := s.notes[tenant]
+	for i, n := range all {
+		if n.ID == id {
+			s.notes[tenant] = slices.Delete(all, i, i+1)
+			return true
+		}
+	}
+	return false
 }
 
 // tools returns the application's MCP tools, bound to its note store.
@@ -200,6 +229,7 @@ func tools(store *noteStore) []mcpmw.Tool {
 				}, nil
 			},
 		},
+		noteDelete(store),
 		{
 			Name:        "notes_list",
 			Title:       "List notes",
@@ -226,5 +256,111 @@ func tools(store *noteStore) []mcpmw.Tool {
 				}, nil
 			},
 		},
+	}
+}
+
+// confirmSchema is the form note_delete asks the user to fill in: one
+// required yes-or-no field.
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)
+
+// askedState is the round state note_delete keeps while it waits for the
+// user: proof, sealed by the handler, that this server asked to confirm
+// deleting note id. An answer that arrives without it was never asked for.
+func askedState(id int) []byte { return []byte("confirm " + strconv.Itoa(id)) }
+
+// elicitAnswer is the part of an ElicitResult note_delete reads.
+type elicitAnswer struct {
+	Action  string `json:"action"` // accept, decline or cancel
+	Content struct {
+		Confirm *bool `json:"confirm"`
+	} `json:"content"`
+}
+
+// noteDelete is the note_delete tool: it deletes one of the caller's
+// tenant's notes once the user confirms, asking through the client
+// (elicitation) on 2026-07-28. The tool runs again from the top on every
+// round, so the note is looked up again when the answer comes.
+func noteDelete(store *noteStore) mcpmw.Tool {
+	return mcpmw.Tool{
+		Name:                       "note_delete",
+		Title:                      "Delete a note",
+		Description:                "Deletes one of your team's notes by id, after the user confirms.",
+		Permission:                 "write",
+		Destructive:                mcpmw.Yes,
+		Idempotent:                 mcpmw.Yes,
+		OpenWorld:                  mcpmw.No,
+		RequiredClientCapabilities: []string{"elicitation"},
+		InputSchema:                json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer","description":"The note's id, as notes_list shows it."}},"required":["id"],"additionalProperties":false}`),
+		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+			s := sessionOf(c)
+			id := args.Int("id")
+			if err := args.Err(); err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			// Checked before asking: nobody is asked to confirm deleting a
+			// note that is not there (or is another tenant's).
+			if !store.has(s.tenant, id) {
+				return mcpmw.ErrorResult("there is no note %d among your team's notes", id), nil
+			}
+			asked := mcpmw.RoundState(ctx) // what the round before asked, if anything
+			raw, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm(fmt.Sprintf("Delete note %d?", id), confirmSchema))
+			if err != nil {
+				if errors.Is(err, mcpmw.ErrInputRequired) {
+					mcpmw.SetRoundState(ctx, askedState(id))
+				}
+				return mcpmw.ToolResult{}, err // input_required, or the handler's own error (-32021, -32602, ...)
+			}
+			ans, err := readConfirm(raw)
+			if err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			if !ans {
+				return mcpmw.ToolResult{
+					Content:           []mcpmw.Content{mcpmw.TextContent(fmt.Sprintf("kept note %d", id))},
+					StructuredContent: map[string]any{"deleted": nil},
+				}, nil
+			}
+			// On 2026-07-28 a confirmation counts only with the sealed state
+			// of the round that asked for it: a client cannot skip the
+			// question by sending an answer with its first call. (On the
+			// legacy revisions, where ClientSupports reports false, Ask
+			// itself asked on the call's event stream.)
+			if mcpmw.ClientSupports(ctx, "elicitation") && string(asked) != string(askedState(id)) {
+				return mcpmw.ErrorResult("note %d: a confirmation came that this server did not ask for (no requestState); call note_delete again without inputResponses", id), nil
+			}
+			if !store.remove(s.tenant, id) { // deleted by someone else since the question
+				return mcpmw.ErrorResult("there is no note %d among your team's notes", id), nil
+			}
+			return mcpmw.ToolResult{
+				Content:           []mcpmw.Content{mcpmw.TextContent(fmt.Sprintf("deleted note %d", id))},
+				StructuredContent: map[string]any{"deleted": id},
+			}, nil
+		},
+	}
+}
+
+// readConfirm reads the user's answer to note_delete's question: true only
+// for accept with confirm true. An answer that is not an ElicitResult of
+// that form is -32602: it is the client's mistake, not the model's.
+func readConfirm(raw json.RawMessage) (bool, error) {
+	var ans elicitAnswer
+	invalid := func(problem string) error {
+		return &mcpmw.Error{Code: mcpmw.CodeInvalidParams, Message: "Invalid params: inputResponses.confirm " + problem}
+	}
+	// Args.Decode, not json.Unmarshal: member names match exactly, so
+	// "Action" is not read as "action".
+	if err := mcpmw.NewArgs(raw).Decode(&ans); err != nil {
+		return false, invalid("is not an elicitation result: " + err.Error())
+	}
+	switch ans.Action {
+	case "decline", "cancel":
+		return false, nil
+	case "accept":
+		if ans.Content.Confirm == nil {
+			return false, invalid("accepts without a boolean content.confirm")
+		}
+		return *ans.Content.Confirm, nil
+	default:
+		return false, invalid(`must have action "accept", "decline" or "cancel"`)
 	}
 }

@@ -15,7 +15,8 @@
 //	               share a key resume each other's rounds.
 //
 // Bearer tokens: "reader-token" (capability read) and "writer-token" (read
-// and write).
+// and write), both of the team "demo"; "other-token" (read and write) is of
+// another team, whose notes are its own.
 package main
 
 import (
@@ -79,6 +80,10 @@ func configFromEnv(getenv func(string) string) (config, error) {
 	return c, nil
 }
 
+// instructions tell the client's model what the endpoint is for.
+const instructions = "Notes for your team: notes_list reads them, note_create adds one and note_delete removes one " +
+	"after asking the user to confirm (both need write access; note_delete needs a client that supports elicitation)."
+
 // newRouter builds the application's router: chi's standard middleware, a
 // health check, and the MCP endpoint at /mcp, auditing to auditOut and
 // logging to logOut. extra tools are served beside the application's own
@@ -90,7 +95,7 @@ func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.H
 
 	opts := &mcpmw.Options{
 		Server:       mcpmw.Implementation{Name: "chi-app", Title: "mcpmw example app", Version: "1.0.0"},
-		Instructions: "Notes for your team: notes_list reads them, note_create adds one (needs write access).",
+		Instructions: instructions,
 		AllowedHosts: c.allowedHosts,
 		ClientIP:     func(r *http.Request) string { return middleware.GetClientIP(r.Context()) },
 		Logger:       slog.New(slog.NewTextHandler(logOut, nil)),

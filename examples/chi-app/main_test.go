@@ -834,11 +834,11 @@ func statusTableCases() []rowCase {
 		{row: 23, name: "tools/list 2026 reader", req: list26,
 			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list")}},
 		{row: 23, name: "tools/list 2026 writer", req: modern(writerToken, `8`, "tools/list", ""),
-			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(true, "echo", "add", "note_create", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(true, "echo", "add", "note_create", "note_delete", "notes_list")}},
 		{row: 23, name: "tools/list 2025-06-18 reader", req: legacy(readerToken, v0618, `9`, "tools/list", ""),
 			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(false, "echo", "add", "notes_list")}},
 		{row: 23, name: "tools/list 2025-11-25 writer", req: legacy(writerToken, v1125, `10`, "tools/list", `"cursor":null`),
-			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(false, "echo", "add", "note_create", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(false, "echo", "add", "note_create", "note_delete", "notes_list")}},
 		{row: 23, name: "allowed Origin with a port", req: list26.set("Origin", "http://localhost:3000"),
 			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list")}},
 		{row: 23, name: "Content-Type with charset, Accept */*, logLevel", req: metaOf(`11`, pv+`,`+caps+`,"io.modelcontextprotocol/logLevel":"info"`).
@@ -872,6 +872,8 @@ func statusTableCases() []rowCase {
 			want: expect{status: 403, code: -32602, header: insufficient, audit: audited(denied, reader, "tools/call", "note_create")}},
 		{row: 26, name: "reader calls note_create, legacy", req: legacyCall(readerToken, v0618, `2`, "note_create", `{"text":"hi"}`),
 			want: expect{status: 403, code: -32602, header: insufficient, audit: audited(denied, reader, "tools/call", "note_create")}},
+		{row: 26, name: "reader calls note_delete", req: elicitingCall(readerToken, `3`, "note_delete", `{"id":1}`, ""),
+			want: expect{status: 403, code: -32602, header: insufficient, audit: audited(denied, reader, "tools/call", "note_delete")}},
 
 		// 27: argument errors become isError results naming the field.
 		{row: 27, name: "message missing", req: modernCall(readerToken, `1`, "echo", `{}`),
@@ -924,6 +926,10 @@ func statusTableCases() []rowCase {
 			want: expect{status: 200, audit: audited(ok, reader, "tools/call", "echo"), check: toolOK(false, "deep", "")}},
 		{row: 31, name: "a fault tool beside them leaves them alone", faults: true, req: modernCall(readerToken, `9`, "echo", `{"message":"é"}`),
 			want: expect{status: 200, audit: audited(ok, reader, "tools/call", "echo"), check: toolOK(true, "é", "")}},
+
+		// 32: a tool the client cannot serve (note_delete asks the user to confirm).
+		{row: 32, name: "note_delete without elicitation", req: modernCall(writerToken, `1`, "note_delete", `{"id":1}`),
+			want: expect{status: 400, code: -32021, audit: audited(errored, writer, "tools/call", "note_delete"), check: requiresElicitation}},
 	}
 }
 
