@@ -33,9 +33,9 @@ import (
 // state from round to round with SetRoundState and RoundState: each retry
 // brings only the answers of the round before.
 //
-// The legacy revisions ask with a request on the call's event stream
-// instead; that is not built yet, and Ask there returns an error the tool
-// can report.
+// On the legacy revisions the same Ask sends the question as a request on
+// the call's event stream and waits for the client's answer (legacyask.go):
+// the tool runs once, and Ask returns the answer or an *AskError.
 
 // An InputRequest is a question for the client: a JSON-RPC method it
 // serves (elicitation/create, sampling/createMessage, roots/list) and its
@@ -110,6 +110,7 @@ type round struct {
 	next      []byte                     // the tool's state for the next round
 	nextSet   bool
 	asked     map[string]InputRequest
+	asker     *legacyAsker // on the legacy revisions: asks over the event stream
 }
 
 var roundKey = &ctxKey{"round"}
@@ -149,10 +150,10 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 	switch {
 	case r == nil:
 		return nil, errors.New("mcpmw: Ask outside a tools/call")
-	case r.revision.legacy():
-		return nil, &Error{Code: CodeInternalError, Message: "Asking the client mid-call is not available on " + r.revision.String() + " yet"}
 	case key == "":
 		return nil, errors.New("mcpmw: Ask needs a key")
+	case r.revision.legacy():
+		return r.askOverStream(ctx, key, req)
 	}
 	if ans, ok := r.answers[key]; ok {
 		if kindOf(ans) != kindObject {

@@ -175,14 +175,8 @@ func TestAskSeveralAtOnceAndCapabilities(t *testing.T) {
 	assert.Equal(t, mcpmw.CodeInvalidParams, rpcErr.Code)
 }
 
-func TestAskOnLegacyAndOutsideACall(t *testing.T) {
+func TestAskOutsideACall(t *testing.T) {
 	t.Parallel()
-	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
-	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Logger: newTextLogger(&syncBuffer{})})
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/call", `"name":"delete","arguments":{"id":3}`))
-	assert.Contains(t, w.Body.String(), "not available on 2025-11-25 yet")
 	_, err := mcpmw.Ask(context.Background(), "k", mcpmw.ListRoots())
 	assert.Error(t, err)
 	assert.False(t, mcpmw.ClientSupports(context.Background(), "roots"))

@@ -22,6 +22,8 @@ type envelope struct {
 	method   string
 	params   json.RawMessage // nil when absent
 	response bool            // a client-sent JSON-RPC response (result or error, no method)
+	result   json.RawMessage // a response's result, nil when it carries an error
+	rpcError json.RawMessage // a response's error
 }
 
 // parseEnvelope reads one JSON-RPC request, notification or response from
@@ -171,6 +173,7 @@ func (ms *rpcMembers) message(env envelope) (envelope, *Error) {
 	if ms.method == nil {
 		if (ms.result != nil || ms.errv != nil) && env.id != nil && ms.params == nil {
 			env.response = true
+			env.result, env.rpcError = json.RawMessage(ms.result), json.RawMessage(ms.errv)
 			return env, nil
 		}
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is missing"}

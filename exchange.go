@@ -30,8 +30,9 @@ type exchange struct {
 	reqv     Request
 	info     callInfo        // what a method's context carries (see callKey)
 	observed context.Context // what Observer.Serve returned, if it was called
-	stream   *stream         // set when the method may stream
-	audited  bool            // past admit: the request is audited
+	stream   *stream         // set when the method may stream: &streamv
+	streamv  stream
+	audited  bool // past admit: the request is audited
 	recorded bool
 	written  bool
 }

@@ -33,6 +33,7 @@ type Handler struct {
 	methods    *methodTable
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
+	asks       *pendingAsks // legacy requests to clients awaiting their answer POST
 }
 
 // New returns a Handler serving the tools in reg, the built-in methods and
@@ -62,6 +63,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		logger:     o.Logger,
 		observer:   o.Observer,
 		ad:         &advertisement{}, // encoded below, once the methods are known
+		asks:       &pendingAsks{},
 	}
 	h.methods = newMethodTable(h.allMethods(reg, &o))
 	*h.ad = *newAdvertisement(o.Server, o.Instructions, h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
@@ -74,7 +76,8 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "")
 	if reg != nil {
-		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ring: o.StateKeys}
+		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ring: o.StateKeys,
+			asker: legacyAsker{pending: h.asks, timeout: o.AskTimeout}}
 		methods = append(methods, t.methods()...)
 	}
 	return append(methods, o.Methods...)
@@ -110,6 +113,9 @@ func withDefaults(opts *Options) Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.AskTimeout <= 0 {
+		o.AskTimeout = defaultAskTimeout
 	}
 	if o.StateKeys == nil {
 		o.StateKeys = RandomKeyRing()
@@ -200,6 +206,9 @@ func (h *Handler) serve(x *exchange) answer {
 	if a != nil {
 		return *a
 	}
+	if env.response {
+		return h.takeAnswer(caller, env)
+	}
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req
 	a = parseRequest(req, env, caller, x.r.Header)
@@ -242,9 +251,9 @@ func (h *Handler) route(x *exchange, req *Request) answer {
 // Response into the answer.
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
 	x.info = callInfo{caller: req.Caller, target: target}
-	if m != nil && m.Streams {
-		x.info.stream = openStream(x.w, x.r.Header, req, h.logLevel)
-		x.stream = x.info.stream
+	if m != nil && m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {
+		x.stream = &x.streamv
+		x.info.stream = x.stream
 	}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
 	if h.observer != nil {

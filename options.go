@@ -88,6 +88,10 @@ type Options struct {
 	// with ParseKeyRing from the environment). Nil means a random key of
 	// this process's own.
 	StateKeys *KeyRing
+	// AskTimeout bounds how long Ask waits for a legacy client's answer
+	// POST (2025-11-25, 2025-06-18), within the tool's own timeout. Zero
+	// means 2 minutes. The answer must reach the instance that asked.
+	AskTimeout time.Duration
 	// ToolTimeout bounds how long a tool may run; a Tool's own Timeout
 	// overrides it. When it passes, the tool's context is cancelled and the
 	// caller gets an isError result saying so. Tools must honour their

@@ -7,8 +7,8 @@ import (
 )
 
 // readEnvelope parses the body as one JSON-RPC message. A client-sent
-// JSON-RPC response (a legacy client answering a server request) is
-// accepted with 202; 2026-07-28 clients never send one.
+// JSON-RPC response (a legacy client answering a server request) goes on
+// to takeAnswer; 2026-07-28 clients never send one.
 func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
 	env, perr := parseEnvelope(body)
 	switch {
@@ -20,7 +20,7 @@ func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
 	if hv := strings.TrimSpace(h.Get(headerProtocolVersion)); hv != "" && !knownLegacy(hv) {
 		return env, &answer{resp: ErrorResponse(CodeInvalidRequest, "Invalid Request: clients do not POST JSON-RPC responses on "+LatestVersion)}
 	}
-	return env, &answer{status: http.StatusAccepted, resp: accepted("client response")}
+	return env, nil
 }
 
 // parseRequest makes the Request of a JSON-RPC request or notification:

@@ -88,11 +88,13 @@ func streamFrom(ctx context.Context) *stream {
 	return nil
 }
 
-// openStream prepares the event stream of a request whose method may
-// stream, when the client asked for progress or log messages and accepts
-// text/event-stream; otherwise it returns nil. Nothing is written until
-// the first notification is sent.
-func openStream(w http.ResponseWriter, h http.Header, req *Request, legacyLevel LogLevel) *stream {
+// openStream prepares s as the event stream of a request whose method may
+// stream, and reports whether it is one: when the client accepts
+// text/event-stream and asked for progress or log messages, or speaks a
+// legacy revision (where a tool may ask it a question on the stream, see
+// Ask). Nothing is written until the first message is sent. s is the
+// exchange's own storage, so a stream costs no allocation.
+func openStream(s *stream, w http.ResponseWriter, h http.Header, req *Request, legacyLevel LogLevel) bool {
 	var token json.RawMessage
 	if t := req.metaParam("progressToken"); kindOf(t) == kindString || kindOf(t) == kindNumber {
 		token = json.RawMessage(t)
@@ -105,10 +107,11 @@ func openStream(w http.ResponseWriter, h http.Header, req *Request, legacyLevel 
 			minLevel = LogLevel(lv).rank()
 		}
 	}
-	if (token == nil && minLevel == 0) || !acceptsEventStream(h) {
-		return nil
+	if (token == nil && minLevel == 0 && !req.revision().legacy()) || !acceptsEventStream(h) {
+		return false
 	}
-	return &stream{w: w, token: token, minLevel: minLevel}
+	s.w, s.token, s.minLevel = w, token, minLevel
+	return true
 }
 
 // validLogLevel reports whether s names a LogLevel.
@@ -213,6 +216,13 @@ func Log(ctx context.Context, level LogLevel, logger string, data any) error {
 	msg = append(msg, `,"data":`...)
 	msg = append(msg, raw...)
 	msg = append(msg, "}}"...)
+	return s.sendLocked(ctx, msg)
+}
+
+// send writes one message event: a request the server sends the client.
+func (s *stream) send(ctx context.Context, msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.sendLocked(ctx, msg)
 }
 

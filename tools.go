@@ -18,6 +18,7 @@ type toolMethods struct {
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
 	inflight inflight       // legacy calls a notifications/cancelled may name
+	asker    legacyAsker    // legacy calls asking their client (Ask)
 }
 
 // methods returns the tools capability's methods, and the legacy
@@ -131,6 +132,9 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 	if resp != nil {
 		return resp
 	}
+	if r.revision.legacy() {
+		r.asker = &t.asker
+	}
 	ctx, rnd := withRound(ctx, r)
 	res, err := t.run(ctx, req, e)
 	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
@@ -213,11 +217,16 @@ func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResu
 func (t *toolMethods) toolError(req *Request, tool string, err error) *Response {
 	var ae *ArgError
 	var je *Error
+	var ke *AskError
 	switch {
 	case errors.As(err, &ae):
 		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", ae.Error())
 		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
 		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ae.Error()), encoded: true}
+	case errors.As(err, &ke):
+		res := ErrorResult("%s", ke.Error())                               // the client's words in it are capped
+		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
+		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ke.Error()), encoded: true}
 	case errors.As(err, &je):
 		return &Response{Error: je, Target: tool, Summary: capEcho(je.Message)}
 	default:

@@ -9,11 +9,35 @@ import (
 	"github.com/mcpmw/mcpmw"
 )
 
-// The input_required fixtures (2026-07-28, WIRE.md §6), named and keyed as
-// the conformance suite's input-required-result-* scenarios expect. Each
-// asks through mcpmw.Ask and completes once the retry carries its answers.
+// The fixtures that ask the client, named and keyed as the conformance
+// suite's scenarios expect: on 2026-07-28 (input-required-result-*, WIRE.md
+// §6) each asks through mcpmw.Ask and completes once the retry carries its
+// answers; on the legacy revisions (tools-call-sampling,
+// tools-call-elicitation, elicitation-sep1034-defaults,
+// elicitation-sep1330-enums) the same Ask sends the request on the call's
+// event stream and waits for the answer POST.
 
 var nameForm = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"Your name"}},"required":["name"]}`)
+
+// The legacy fixtures' forms (tools-call-elicitation, SEP-1034, SEP-1330).
+var (
+	userForm = json.RawMessage(`{"type":"object","properties":{` +
+		`"username":{"type":"string","description":"Your username"},` +
+		`"email":{"type":"string","format":"email","description":"Your email address"}},` +
+		`"required":["username","email"]}`)
+	defaultsForm = json.RawMessage(`{"type":"object","properties":{` +
+		`"name":{"type":"string","description":"Name","default":"John Doe"},` +
+		`"age":{"type":"integer","description":"Age","default":30},` +
+		`"score":{"type":"number","description":"Score","default":95.5},` +
+		`"status":{"type":"string","description":"Status","enum":["active","inactive","pending"],"default":"active"},` +
+		`"verified":{"type":"boolean","description":"Verified","default":true}}}`)
+	enumsForm = json.RawMessage(`{"type":"object","properties":{` +
+		`"untitledSingle":{"type":"string","description":"Untitled single-select","enum":["option1","option2","option3"]},` +
+		`"titledSingle":{"type":"string","description":"Titled single-select","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},` +
+		`"legacyEnum":{"type":"string","description":"Legacy titled enum","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},` +
+		`"untitledMulti":{"type":"array","description":"Untitled multi-select","items":{"type":"string","enum":["option1","option2","option3"]}},` +
+		`"titledMulti":{"type":"array","description":"Titled multi-select","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}`)
+)
 
 // askTool is a fixture tool whose call asks the client, then completes.
 func askTool(name, description string, call func(ctx context.Context) (string, error)) mcpmw.Tool {
@@ -99,6 +123,46 @@ func askTools() []mcpmw.Tool {
 				return "", err
 			}
 			return "Hello, " + elicitedName(ans) + "!", nil
+		}),
+		{Name: "test_sampling", Description: "Asks the client's model to answer a prompt (sampling).", Permission: testCap,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What to ask the model"}},"required":["prompt"]}`),
+			Call: func(ctx context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+				prompt := args.String("prompt")
+				if err := args.Err(); err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				ans, err := mcpmw.Ask(ctx, "sample", mcpmw.Sample(prompt, 100))
+				if err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				return mcpmw.TextResult("LLM response: " + sampledText(ans)), nil
+			}},
+		{Name: "test_elicitation", Description: "Asks the user for a username and an email (elicitation).", Permission: testCap,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"What to tell the user"}},"required":["message"]}`),
+			Call: func(ctx context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+				message := args.String("message")
+				if err := args.Err(); err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				ans, err := mcpmw.Ask(ctx, "user", mcpmw.ElicitForm(message, userForm))
+				if err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+				return mcpmw.TextResult("User response: " + string(ans)), nil
+			}},
+		askTool("test_elicitation_sep1034_defaults", "Asks with a form whose fields all have defaults (SEP-1034).", func(ctx context.Context) (string, error) {
+			ans, err := mcpmw.Ask(ctx, "defaults", mcpmw.ElicitForm("Check your details", defaultsForm))
+			if err != nil {
+				return "", err
+			}
+			return "Elicitation completed: " + string(ans), nil
+		}),
+		askTool("test_elicitation_sep1330_enums", "Asks with a form using every enum form (SEP-1330).", func(ctx context.Context) (string, error) {
+			ans, err := mcpmw.Ask(ctx, "enums", mcpmw.ElicitForm("Pick your options", enumsForm))
+			if err != nil {
+				return "", err
+			}
+			return "Elicitation completed: " + string(ans), nil
 		}),
 		askTool("test_input_required_result_capabilities", "Asks only for what the client supports: elicitation if it can, else sampling.", func(ctx context.Context) (string, error) {
 			req, key := mcpmw.Sample("What is the capital of France?", 100), "capital"

@@ -1,0 +1,220 @@
+package mcpmw
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// On the legacy revisions (2025-11-25, 2025-06-18) a tool asks its client
+// the old way: the same Ask sends elicitation/create, sampling/createMessage
+// or roots/list as a JSON-RPC request on the call's event stream, and the
+// client POSTs its JSON-RPC response to the endpoint as a request of its
+// own. Without sessions the two POSTs are joined in this process only, by
+// a request id the server chose at random and bound to the caller: the
+// answer must reach the instance that asked (until a shared store routes
+// it), while the 2026-07-28 rounds need only a shared KeyRing.
+
+// defaultAskTimeout is how long Ask waits for a legacy client's answer when
+// Options.AskTimeout is zero: long enough for a person to read a short form.
+const defaultAskTimeout = 2 * time.Minute
+
+// askIDPrefix starts every id of a request the server sends, so that a
+// client's answer to something else is told apart at a glance in logs.
+const askIDPrefix = "mcpmw-ask-"
+
+// An AskError says why a legacy client gave no answer to what Ask sent it:
+// it answered with a JSON-RPC error (Code and Message, the client's own
+// words, capped), or it could not be asked or did not answer in time (Code
+// 0). A tool that returns it gets an isError result saying so, which the
+// model can read; a tool that can go on without the answer checks for it
+// with errors.As.
+type AskError struct {
+	Method  string // what was asked: elicitation/create, sampling/createMessage, roots/list
+	Code    int    // the client's JSON-RPC error code; 0 when it sent no error
+	Message string
+}
+
+func (e *AskError) Error() string {
+	if e.Code != 0 {
+		return "the client refused " + e.Method + " (error " + strconv.Itoa(e.Code) + "): " + e.Message
+	}
+	return "the client gave no answer to " + e.Method + ": " + e.Message
+}
+
+// pendingAsks are the legacy requests sent to clients and waiting for their
+// answer POST, by id.
+type pendingAsks struct {
+	mu      sync.Mutex
+	waiting map[string]*pendingAsk
+}
+
+// A pendingAsk is one request waiting for its answer: only the caller it
+// was sent to may answer it.
+type pendingAsk struct {
+	callerID string
+	answer   chan clientAnswer // buffered: deliver never blocks
+}
+
+// clientAnswer is what a client POSTed in answer: a result object, or the
+// error that stands for it.
+type clientAnswer struct {
+	result json.RawMessage
+	err    *AskError
+}
+
+// add registers a request for callerID under a fresh unguessable id (128
+// random bits). The caller must call remove, whatever happens.
+func (p *pendingAsks) add(callerID string) (id string, answer <-chan clientAnswer, remove func()) {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (Go 1.24)
+	id = askIDPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	w := &pendingAsk{callerID: callerID, answer: make(chan clientAnswer, 1)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiting == nil {
+		p.waiting = map[string]*pendingAsk{}
+	}
+	p.waiting[id] = w
+	return id, w.answer, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.waiting[id] == w {
+			delete(p.waiting, id)
+		}
+	}
+}
+
+// deliver hands a to the request id, when one is waiting for callerID's
+// answer, and reports whether one was. An answer from another caller
+// leaves the request waiting for its own.
+func (p *pendingAsks) deliver(id, callerID string, a clientAnswer) bool {
+	p.mu.Lock()
+	w := p.waiting[id]
+	if w == nil || w.callerID != callerID {
+		p.mu.Unlock()
+		return false
+	}
+	delete(p.waiting, id)
+	p.mu.Unlock()
+	w.answer <- a // the only send: the id is gone from the table
+	return true
+}
+
+// legacyAsker is what a legacy tools/call round needs to ask: where
+// answers arrive and how long to wait.
+type legacyAsker struct {
+	pending *pendingAsks
+	timeout time.Duration
+}
+
+// askOverStream sends req to the client on the call's event stream and
+// waits for its answer POST, the call's end, or the timeout. The answer is
+// kept under key: a second Ask with the same key in this call returns it
+// without asking again.
+func (r *round) askOverStream(ctx context.Context, key string, req InputRequest) (json.RawMessage, error) {
+	if ans, ok := r.answers[key]; ok {
+		return ans, nil
+	}
+	info := callFrom(ctx)
+	switch {
+	case r.asker == nil || info == nil:
+		return nil, errors.New("mcpmw: Ask outside a tools/call")
+	case info.stream == nil:
+		return nil, &AskError{Method: req.Method, Message: "the call did not accept an event stream (Accept: text/event-stream), which the server needs to ask on " + r.revision.String()}
+	case callerID(info.caller) == "":
+		return nil, &AskError{Method: req.Method, Message: "the caller has no CallerID, which the server needs to know who may answer"}
+	}
+	params, err := legacyParams(req, r.revision)
+	if err != nil {
+		return nil, err
+	}
+	id, answer, remove := r.asker.pending.add(callerID(info.caller))
+	defer remove()
+	msg := append(make([]byte, 0, 64+len(id)+len(req.Method)+len(params)), `{"jsonrpc":"2.0","id":"`...)
+	msg = append(msg, id...)
+	msg = append(msg, `","method":`...)
+	msg = appendString(msg, req.Method)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, params...)
+	msg = append(msg, '}')
+	if err := info.stream.send(ctx, msg); err != nil {
+		return nil, err
+	}
+	timer := time.NewTimer(r.asker.timeout)
+	defer timer.Stop()
+	select {
+	case a := <-answer:
+		if a.err != nil {
+			e := *a.err
+			e.Method = req.Method
+			return nil, &e
+		}
+		if r.answers == nil {
+			r.answers = map[string]json.RawMessage{}
+		}
+		r.answers[key] = a.result
+		return a.result, nil
+	case <-timer.C:
+		return nil, &AskError{Method: req.Method, Message: "no answer within " + r.asker.timeout.String()}
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// legacyParams returns req's params as revision v has them: 2025-06-18
+// knows form elicitation only, without a mode.
+func legacyParams(req InputRequest, v revision) (json.RawMessage, error) {
+	if v != rev20250618 || req.Method != "elicitation/create" {
+		return req.Params, nil
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, fmt.Errorf("mcpmw: elicitation params: %w", err)
+	}
+	if mode, ok := p["mode"]; ok {
+		if s, _ := unquote(mode); s != "form" {
+			return nil, &AskError{Method: req.Method, Message: "2025-06-18 clients know form elicitation only, not " + capEcho(string(mode))}
+		}
+		delete(p, "mode")
+	}
+	return json.Marshal(p)
+}
+
+// takeAnswer is the stage for a legacy client's JSON-RPC response: it hands
+// the result or error to the call waiting for it, when that call is this
+// caller's and in this process, and answers 202 either way (the client can
+// do nothing better with a refusal). The record says which.
+func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
+	a := clientAnswer{result: env.result}
+	if env.result == nil {
+		a.err = clientError(env.rpcError)
+	} else if kindOf(env.result) != kindObject {
+		a.err = &AskError{Message: "its result is not a JSON object"}
+	}
+	id, ok := unquote(env.id)
+	summary := "client response: no request of this caller is waiting for it here (answered late, or sent to another instance)"
+	if ok && h.asks.deliver(id, callerID(caller), a) {
+		summary = "client response: delivered"
+	}
+	return answer{status: http.StatusAccepted, resp: accepted(summary)}
+}
+
+// clientError reads a client's JSON-RPC error object.
+func clientError(raw json.RawMessage) *AskError {
+	var e struct {
+		Code    *int   `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Code == nil {
+		return &AskError{Message: "its error answer is not a JSON-RPC error object"}
+	}
+	return &AskError{Code: *e.Code, Message: capEcho(e.Message)}
+}

@@ -1,0 +1,342 @@
+package mcpmw_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// legacyAskServer serves askingTools (and "twice", which asks the same key
+// twice, and "roots") on a real listener, with an auditor to read.
+func legacyAskServer(t *testing.T, opts *mcpmw.Options) (*httptest.Server, *spy) {
+	t.Helper()
+	var reg mcpmw.Registry
+	reg.Add(askingTools()...)
+	reg.Add(mcpmw.Tool{Name: "twice", Description: "Asks one key twice.", Permission: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			a, err := mcpmw.Ask(ctx, "root", mcpmw.ListRoots())
+			if err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			b, err := mcpmw.Ask(ctx, "root", mcpmw.ListRoots())
+			if err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			return mcpmw.TextResult(string(a) + " " + string(b)), nil
+		}})
+	if opts == nil {
+		opts = &mcpmw.Options{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = newTextLogger(&syncBuffer{})
+	}
+	aud := &spy{}
+	srv := httptest.NewServer(mcpmw.New(&reg, tokenAuthn, aud, opts))
+	t.Cleanup(srv.Close)
+	return srv, aud
+}
+
+// legacyPost POSTs body on revision version as token's caller.
+func legacyPost(ctx context.Context, t *testing.T, url, token, version, body string, hdr ...string) *http.Response {
+	t.Helper()
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("MCP-Protocol-Version", version)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	return resp
+}
+
+// message is one JSON-RPC message read from an event stream.
+type message struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+	Result *struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+}
+
+// nextMessage reads the next event's JSON-RPC message.
+func nextMessage(t *testing.T, r *bufio.Reader) message {
+	t.Helper()
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "the stream ended early")
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var m message
+			require.NoError(t, json.Unmarshal([]byte(data), &m), data)
+			return m
+		}
+	}
+}
+
+// answerBody is a JSON-RPC response to the server's request id.
+func answerBody(id json.RawMessage, member string) string {
+	return `{"jsonrpc":"2.0","id":` + string(id) + `,` + member + `}`
+}
+
+// postAnswer sends a client's answer and returns the HTTP status.
+func postAnswer(t *testing.T, url, token, version, body string) int {
+	t.Helper()
+	resp := legacyPost(context.Background(), t, url, token, version, body)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Empty(t, b, "a 202 has no body")
+	return resp.StatusCode
+}
+
+// The legacy path end to end: the call's stream carries elicitation/create
+// with a fresh server id, the client's answer POST is accepted with 202 and
+// reaches the waiting tool, and both POSTs are audited.
+func TestLegacyAskRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"2025-11-25", "2025-06-18"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			srv, aud := legacyAskServer(t, nil)
+			resp := legacyPost(context.Background(), t, srv.URL, "reader", version,
+				`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
+			defer resp.Body.Close()
+			assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+			stream := bufio.NewReader(resp.Body)
+
+			ask := nextMessage(t, stream)
+			assert.Equal(t, "elicitation/create", ask.Method)
+			var id string
+			require.NoError(t, json.Unmarshal(ask.ID, &id), "the server's ids are strings")
+			assert.True(t, strings.HasPrefix(id, "mcpmw-ask-") && len(id) >= len("mcpmw-ask-")+22, id)
+			var p map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(ask.Params, &p))
+			assert.JSONEq(t, string(confirmForm), string(p["requestedSchema"]))
+			assert.JSONEq(t, `"Delete note 3?"`, string(p["message"]))
+			if version == "2025-06-18" {
+				assert.NotContains(t, p, "mode", "2025-06-18 has no elicitation modes")
+			} else {
+				assert.JSONEq(t, `"form"`, string(p["mode"]))
+			}
+
+			assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", version,
+				answerBody(ask.ID, `"result":{"action":"accept","content":{"confirm":true}}`)))
+			final := nextMessage(t, stream)
+			assert.JSONEq(t, "7", string(final.ID))
+			require.NotNil(t, final.Result)
+			assert.False(t, final.Result.IsError)
+			assert.Equal(t, "accept ", final.Result.Content[0].Text, "the tool ran once and read the answer")
+
+			recs := aud.records()
+			require.Len(t, recs, 2)
+			assert.Equal(t, mcpmw.OutcomeAccepted, recs[0].Outcome)
+			assert.Equal(t, "client response: delivered", recs[0].Summary)
+			assert.Equal(t, string(ask.ID), recs[0].RequestID)
+			assert.Equal(t, http.StatusAccepted, recs[0].Status)
+			assert.Equal(t, "tools/call", recs[1].Method)
+			assert.Equal(t, mcpmw.OutcomeOK, recs[1].Outcome)
+		})
+	}
+}
+
+// The same key asked twice in one call is asked once; the answer is kept.
+func TestLegacyAskKeepsAnAnswerForTheCall(t *testing.T) {
+	t.Parallel()
+	srv, _ := legacyAskServer(t, nil)
+	resp := legacyPost(context.Background(), t, srv.URL, "reader", "2025-11-25",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"twice"}}`)
+	defer resp.Body.Close()
+	stream := bufio.NewReader(resp.Body)
+	ask := nextMessage(t, stream)
+	assert.Equal(t, "roots/list", ask.Method)
+	assert.JSONEq(t, `{}`, string(ask.Params))
+	postAnswer(t, srv.URL, "reader", "2025-11-25", answerBody(ask.ID, `"result":{"roots":[]}`))
+	final := nextMessage(t, stream)
+	require.NotNil(t, final.Result)
+	assert.Equal(t, `{"roots":[]} {"roots":[]}`, final.Result.Content[0].Text)
+}
+
+// Only the caller asked may answer: another caller's answer with the right
+// id is accepted (202) but reaches nothing; the right caller's still does.
+func TestLegacyAskAnswerIsBoundToTheCaller(t *testing.T) {
+	t.Parallel()
+	srv, aud := legacyAskServer(t, nil)
+	resp := legacyPost(context.Background(), t, srv.URL, "reader", "2025-11-25",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
+	defer resp.Body.Close()
+	stream := bufio.NewReader(resp.Body)
+	ask := nextMessage(t, stream)
+
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "writer", "2025-11-25",
+		answerBody(ask.ID, `"result":{"action":"accept","content":{"confirm":true}}`)))
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-11-25",
+		answerBody(json.RawMessage(`"mcpmw-ask-guessed"`), `"result":{"action":"accept"}`)))
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-11-25",
+		answerBody(ask.ID, `"result":{"action":"decline"}`)))
+	final := nextMessage(t, stream)
+	require.NotNil(t, final.Result)
+	assert.Equal(t, "decline ", final.Result.Content[0].Text)
+
+	// Delivered once: a second answer to the same id reaches nothing.
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-11-25",
+		answerBody(ask.ID, `"result":{"action":"accept"}`)))
+	var summaries []string
+	for _, r := range aud.records() {
+		if r.Method == "" {
+			summaries = append(summaries, r.Summary)
+		}
+	}
+	notHere := "client response: no request of this caller is waiting for it here (answered late, or sent to another instance)"
+	assert.Equal(t, []string{notHere, notHere, "client response: delivered", notHere}, summaries)
+}
+
+// A client that cannot answer replies with a JSON-RPC error, and a client
+// may send a result that is not an object: the tool gets an *AskError,
+// which becomes an isError result the model can read.
+func TestLegacyAskClientErrors(t *testing.T) {
+	t.Parallel()
+	srv, _ := legacyAskServer(t, nil)
+	for _, tc := range []struct{ member, want string }{
+		{`"error":{"code":-32601,"message":"Method not found"}`, "the client refused elicitation/create (error -32601): Method not found"},
+		{`"error":{"message":"no code"}`, "not a JSON-RPC error object"},
+		{`"error":"broken"`, "not a JSON-RPC error object"},
+		{`"result":[1,2]`, "elicitation/create: its result is not a JSON object"},
+		{`"error":{"code":-32000,"message":"` + strings.Repeat("x", 5000) + `"}`, "(error -32000): xxx"},
+	} {
+		resp := legacyPost(context.Background(), t, srv.URL, "reader", "2025-11-25",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
+		stream := bufio.NewReader(resp.Body)
+		ask := nextMessage(t, stream)
+		assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-11-25", answerBody(ask.ID, tc.member)))
+		final := nextMessage(t, stream)
+		resp.Body.Close()
+		require.NotNil(t, final.Result, tc.member)
+		assert.True(t, final.Result.IsError, tc.member)
+		assert.Contains(t, final.Result.Content[0].Text, tc.want)
+		assert.Less(t, len(final.Result.Content[0].Text), 1200, "the client's words are capped")
+	}
+}
+
+// A call that cannot be asked on says why: no event stream accepted, no
+// CallerID to bind the answer to, a mode 2025-06-18 does not know.
+func TestLegacyAskCannotAsk(t *testing.T) {
+	t.Parallel()
+	srv, _ := legacyAskServer(t, nil)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`
+	resp := legacyPost(context.Background(), t, srv.URL, "reader", "2025-11-25", call, "Accept", "application/json")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(b), `"isError":true`)
+	assert.Contains(t, string(b), "did not accept an event stream")
+
+	var reg mcpmw.Registry
+	reg.Add(askingTools()...)
+	reg.Add(mcpmw.Tool{Name: "url", Description: "Asks for a URL visit.", Permission: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			_, err := mcpmw.Ask(ctx, "visit", mcpmw.ElicitURL("Sign in", "https://example.com/login", "e1"))
+			return mcpmw.ToolResult{}, err
+		}})
+	anon := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+		if r.Header.Get("Authorization") == "Bearer reader" {
+			return reader, nil
+		}
+		return &struct{ jwtCaller }{}, nil
+	})
+	h := mcpmw.New(&reg, anon, &spy{}, &mcpmw.Options{Logger: newTextLogger(&syncBuffer{})})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/call", `"name":"delete","arguments":{"id":3}`, "Authorization", "Bearer anonymous"))
+	assert.Contains(t, w.Body.String(), "the caller has no CallerID")
+
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, legacy("2025-06-18", "1", "tools/call", `"name":"url"`))
+	assert.Contains(t, w.Body.String(), `2025-06-18 clients know form elicitation only, not \"url\"`)
+}
+
+// A 2026-07-28 client never POSTs a response; a legacy one that answers
+// nothing in particular still gets 202.
+func TestClientResponsePosts(t *testing.T) {
+	t.Parallel()
+	srv, _ := legacyAskServer(t, nil)
+	resp := legacyPost(context.Background(), t, srv.URL, "reader", "2026-07-28", `{"jsonrpc":"2.0","id":"x","result":{}}`)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-06-18", `{"jsonrpc":"2.0","id":12,"result":{}}`))
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-06-18", `{"jsonrpc":"2.0","id":"y","error":{"code":1,"message":"m"}}`))
+}
+
+// A waiter is released, and its goroutines end, when the client goes away
+// and when the answer does not come in time.
+func TestLegacyAskReleasesItsWaiter(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	defer goleak.VerifyNone(t, ignore)
+
+	t.Run("timeout", func(t *testing.T) {
+		srv, aud := legacyAskServer(t, &mcpmw.Options{AskTimeout: 50 * time.Millisecond})
+		defer http.DefaultClient.CloseIdleConnections()
+		resp := legacyPost(context.Background(), t, srv.URL, "reader", "2025-11-25",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
+		defer resp.Body.Close()
+		stream := bufio.NewReader(resp.Body)
+		ask := nextMessage(t, stream)
+		final := nextMessage(t, stream)
+		require.NotNil(t, final.Result)
+		assert.True(t, final.Result.IsError)
+		assert.Equal(t, "the client gave no answer to elicitation/create: no answer within 50ms", final.Result.Content[0].Text)
+		// The late answer reaches nothing.
+		assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-11-25", answerBody(ask.ID, `"result":{"action":"accept"}`)))
+		recs := aud.records()
+		require.Len(t, recs, 2)
+		assert.Equal(t, mcpmw.OutcomeError, recs[0].Outcome)
+		assert.Contains(t, recs[1].Summary, "no request of this caller is waiting")
+		srv.Close()
+	})
+	t.Run("client goes away", func(t *testing.T) {
+		srv, aud := legacyAskServer(t, nil)
+		defer http.DefaultClient.CloseIdleConnections()
+		ctx, cancel := context.WithCancel(context.Background())
+		resp := legacyPost(ctx, t, srv.URL, "reader", "2025-11-25",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
+		stream := bufio.NewReader(resp.Body)
+		ask := nextMessage(t, stream)
+		cancel()
+		resp.Body.Close()
+		// The call is audited once it has let go of its waiter.
+		deadline := time.Now().Add(5 * time.Second)
+		for len(aud.records()) == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		recs := aud.records()
+		require.Len(t, recs, 1, "the call ended when its client left")
+		assert.Contains(t, recs[0].Summary, "client went away")
+		assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", "2025-11-25", answerBody(ask.ID, `"result":{"action":"accept"}`)))
+		assert.Contains(t, aud.records()[1].Summary, "no request of this caller is waiting", "the waiter is gone")
+		srv.Close()
+	})
+}
+
+// Ask's errors are ordinary errors: a tool can tell a refusal apart.
+func TestAskErrorIsAnError(t *testing.T) {
+	t.Parallel()
+	var err error = &mcpmw.AskError{Method: "roots/list", Code: -32601, Message: "nope"}
+	var ke *mcpmw.AskError
+	require.True(t, errors.As(err, &ke))
+	assert.Equal(t, "the client refused roots/list (error -32601): nope", err.Error())
+	assert.Equal(t, "the client gave no answer to roots/list: gone", (&mcpmw.AskError{Method: "roots/list", Message: "gone"}).Error())
+}
