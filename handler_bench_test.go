@@ -1,6 +1,7 @@
 package mcpmw_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -280,4 +281,47 @@ func BenchmarkToolsListEncoding(b *testing.B) {
 			}
 		})
 	}
+}
+
+// askCaller is benchCaller with a CallerID, which round state needs.
+type askCaller struct{ benchCaller }
+
+func (askCaller) CallerID() string { return "bench-user" }
+
+// BenchmarkServeHTTPInputRequiredRound serves both rounds of a tool that
+// asks for a confirmation and keeps a little state: the input_required
+// answer (the question, the state sealed) and the retry (the state opened,
+// the answer read, the result).
+func BenchmarkServeHTTPInputRequiredRound(b *testing.B) {
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "delete", Description: "Deletes after confirming.", Permission: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			ans, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Delete note 3?", json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)))
+			if err != nil {
+				mcpmw.SetRoundState(ctx, []byte(`{"note":3,"asked":"confirm","by":"bench-user"}`))
+				return mcpmw.ToolResult{}, err
+			}
+			if !bytes.Contains(ans, []byte(`"accept"`)) || len(mcpmw.RoundState(ctx)) == 0 {
+				return mcpmw.ErrorResult("not confirmed"), nil
+			}
+			return mcpmw.TextResult("deleted note 3"), nil
+		}})
+	h := newBenchHandler(&reg, askCaller{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	ask := newBenchCall("tools/call", "delete", `"name":"delete","arguments":{"id":3}`)
+	ask.body = bytes.Replace(ask.body, []byte(benchMeta), []byte(meta), 1)
+	ask.tmpl.ContentLength = int64(len(ask.body))
+	b.Run("ask", func(b *testing.B) { runBench(b, h, ask, `"resultType":"input_required"`) })
+
+	w := newBenchWriter()
+	h.ServeHTTP(w, ask.request())
+	var first struct{ Result struct{ RequestState string } }
+	if err := json.Unmarshal(w.body, &first); err != nil || first.Result.RequestState == "" {
+		b.Fatalf("no requestState: %.300s", w.body)
+	}
+	answer := newBenchCall("tools/call", "delete", `"name":"delete","arguments":{"id":3},`+
+		`"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"`+first.Result.RequestState+`"`)
+	answer.body = bytes.Replace(answer.body, []byte(benchMeta), []byte(meta), 1)
+	answer.tmpl.ContentLength = int64(len(answer.body))
+	b.Run("answer", func(b *testing.B) { runBench(b, h, answer, `deleted note 3`) })
 }
