@@ -247,6 +247,19 @@ func TestNoteDeleteLegacyOtherCaller(t *testing.T) {
 			s.answerAsk(ctx, t, writerToken, version, id, "result", declined)
 			finalOnStream(t, st, legacyKept(1))
 			assert.Equal(t, []int{1}, s.noteIDs(t, writerToken))
+
+			// The answer POSTs are audited as the callers who sent them, saying
+			// whether each reached the waiting call.
+			var answers []string
+			for _, rec := range auditRecords(t, s.audit.String()) {
+				if rec["request_id"] == id {
+					answers = append(answers, fmt.Sprintf("%v %v %v: %v", rec["caller"], rec["status"], rec["outcome"], rec["summary"]))
+				}
+			}
+			assert.Equal(t, []string{
+				"other 202 accepted: client response: no request of this caller is waiting for it here (answered late, or sent to another instance)",
+				"writer 202 accepted: client response: delivered",
+			}, answers)
 		})
 	}
 }
