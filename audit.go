@@ -54,12 +54,12 @@ type CallRecord struct {
 	Caller    Caller // nil when authentication did not succeed
 	AuthError error  // why authentication failed, if it did
 
-	Method    string          // the JSON-RPC method, "" when the body was not read or not understood
-	RequestID string          // the JSON-RPC id exactly as sent, "" for notifications
+	Method    string          // the JSON-RPC method; "" when the body was not read or not understood, and for a client's answer POST (a JSON-RPC response, see Ask)
+	RequestID string          // the JSON-RPC id exactly as sent (of an answer POST: the server's request it answers), "" for notifications
 	Tool      string          // the tool name of a tools/call
 	Arguments json.RawMessage // the tools/call arguments as sent; do not modify
 
-	ProtocolVersion string // the revision the request spoke, as declared
+	ProtocolVersion string // the revision the request spoke, as declared (an answer POST's: its MCP-Protocol-Version header)
 	ClientName      string // from clientInfo, as declared (display only)
 	ClientVersion   string
 

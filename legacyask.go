@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -125,8 +124,8 @@ func (r *round) askOverStream(ctx context.Context, key string, req InputRequest)
 	}
 	info := callFrom(ctx)
 	switch {
-	case r.asker == nil || info == nil:
-		return nil, errors.New("mcpmw: Ask outside a tools/call")
+	case info == nil: // a middleware dispatched with a context of its own
+		return nil, &AskError{Method: req.Method, Message: "the tools/call's context was replaced, so the server cannot reach its event stream"}
 	case info.stream == nil:
 		return nil, &AskError{Method: req.Method, Message: "the call did not accept an event stream (Accept: text/event-stream), which the server needs to ask on " + r.revision.String()}
 	case callerID(info.caller) == "":
@@ -194,10 +193,13 @@ func legacyParams(req InputRequest, v revision) (json.RawMessage, error) {
 // do nothing better with a refusal). The record says which.
 func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
 	a := clientAnswer{result: env.result}
-	if env.result == nil {
+	switch ptr, dup := duplicatePointer(env.result); {
+	case env.result == nil:
 		a.err = clientError(env.rpcError)
-	} else if kindOf(env.result) != kindObject {
+	case kindOf(env.result) != kindObject:
 		a.err = &AskError{Message: "its result is not a JSON object"}
+	case dup: // one reading for every decoder the tool may use, as for params
+		a.err = &AskError{Message: "its result has the member " + quoteEcho(ptr) + " more than once"}
 	}
 	id, ok := unquote(env.id)
 	summary := "client response: no request of this caller is waiting for it here (answered late, or sent to another instance)"

@@ -150,6 +150,8 @@ func TestLegacyAskRoundTrip(t *testing.T) {
 			assert.Equal(t, "client response: delivered", recs[0].Summary)
 			assert.Equal(t, string(ask.ID), recs[0].RequestID)
 			assert.Equal(t, http.StatusAccepted, recs[0].Status)
+			assert.Equal(t, version, recs[0].ProtocolVersion)
+			assert.Empty(t, recs[0].Method, "a response has no method")
 			assert.Equal(t, "tools/call", recs[1].Method)
 			assert.Equal(t, mcpmw.OutcomeOK, recs[1].Outcome)
 		})
@@ -218,6 +220,7 @@ func TestLegacyAskClientErrors(t *testing.T) {
 		{`"error":{"message":"no code"}`, "not a JSON-RPC error object"},
 		{`"error":"broken"`, "not a JSON-RPC error object"},
 		{`"result":[1,2]`, "elicitation/create: its result is not a JSON object"},
+		{`"result":{"action":"decline","content":{"confirm":false,"confirm":true}}`, "its result has the member '/content/confirm' more than once"},
 		{`"error":{"code":-32000,"message":"` + strings.Repeat("x", 5000) + `"}`, "(error -32000): xxx"},
 	} {
 		resp := legacyPost(context.Background(), t, srv.URL, "reader", "2025-11-25",
@@ -339,4 +342,22 @@ func TestAskErrorIsAnError(t *testing.T) {
 	require.True(t, errors.As(err, &ke))
 	assert.Equal(t, "the client refused roots/list (error -32601): nope", err.Error())
 	assert.Equal(t, "the client gave no answer to roots/list: gone", (&mcpmw.AskError{Method: "roots/list", Message: "gone"}).Error())
+}
+
+// A middleware that dispatches with a context of its own cuts the call off
+// from its event stream: Ask says so instead of failing obscurely.
+func TestLegacyAskWithAReplacedContext(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(askingTools()...)
+	detach := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(_ context.Context, req *mcpmw.Request) *mcpmw.Response {
+			return next.Dispatch(context.Background(), req)
+		})
+	}
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Logger: newTextLogger(&syncBuffer{}), Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{detach}})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/call", `"name":"delete","arguments":{"id":3}`))
+	assert.Contains(t, w.Body.String(), "the tools/call's context was replaced")
+	assert.Contains(t, w.Body.String(), `"isError":true`)
 }

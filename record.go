@@ -24,6 +24,8 @@ func (x *exchange) record(a *answer) CallRecord {
 		}
 		rec.ClientName, rec.ClientVersion = req.ClientName, req.ClientVersion
 		rec.Arguments, rec.Tool = x.args, x.tool
+	} else if x.env.response { // readEnvelope let only a legacy or absent header through
+		rec.ProtocolVersion = capEcho(strings.TrimSpace(x.r.Header.Get(headerProtocolVersion)))
 	}
 	resp := a.resp
 	if resp == nil {
