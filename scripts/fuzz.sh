@@ -5,6 +5,12 @@
 # 120, split evenly between the targets); the build and each target's corpus
 # replay come on top. A target that fails leaves its crasher in
 # testdata/fuzz/<Target>/: check it in with the fix, as a regression case.
+#
+# Go up to 1.26 sometimes fails a target with a bare "context deadline
+# exceeded" exactly as -fuzztime runs out: a race in the fuzzing
+# coordinator itself (go.dev/issue/75804, fixed in Go 1.27), with no
+# failing input. That signature, and only when no input was written, is
+# reported and not counted as a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,10 +27,15 @@ echo "fuzz: $count targets, ${per}s each"
 status=0
 for t in $targets; do
   log=$(mktemp)
+  before=$(ls "testdata/fuzz/$t" 2>/dev/null | sort || true)
   # -fuzzminimizetime keeps minimising a new input from eating the budget.
   if go test -run '^$' -fuzz "^${t}\$" -fuzztime "${per}s" -fuzzminimizetime 2s . >"$log" 2>&1; then
     execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 || true)
     echo "fuzz: $t ok (${execs:-execs: ?})"
+  elif after=$(ls "testdata/fuzz/$t" 2>/dev/null | sort || true) && [ "$before" = "$after" ] &&
+    grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written' "$log"; then
+    execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 || true)
+    echo "fuzz: $t ok (${execs:-execs: ?}; stopped by go.dev/issue/75804, the coordinator's deadline race: no failing input)"
   else
     echo "fuzz: $t FAILED"; cat "$log"; status=1
   fi
