@@ -144,7 +144,13 @@ func withRound(ctx context.Context, r round) (context.Context, *round) {
 // which the tool returns. A client that lacks the capability req needs
 // gets an *Error with -32021 instead (never asked for what it cannot
 // give); an answer that is not a JSON object is an *Error with -32602.
-// Outside a tools/call Ask returns an error.
+//
+// On the legacy revisions, whose clients declare no capabilities per call,
+// Ask sends req on the call's event stream and blocks until the client's
+// answer POST arrives (see Options.AskTimeout); it returns the result, or
+// an *AskError when the client answers with an error, does not answer in
+// time or cannot be asked. The tool runs once, so a key asked twice is
+// asked once. Outside a tools/call Ask returns an error.
 func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, error) {
 	r := roundFrom(ctx)
 	switch {
