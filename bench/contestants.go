@@ -39,22 +39,30 @@ const (
 
 func dummyName(i int) string { return fmt.Sprintf("tool_%04d", i) }
 
-// newContestant returns the handler of the named contestant, serving echo and
-// tools-1 dummies at any path (the harness mounts it at /mcp).
-func newContestant(name string, tools int) (http.Handler, error) {
+// A setup is what a contestant serves: echo and tools-1 dummies, plus, for
+// the ask scenario only, the confirm tool (so that the tools/list
+// scenarios' answers and counts stay the same).
+type setup struct {
+	tools int
+	ask   bool // also serve confirm, which asks the client (input_required)
+}
+
+// newContestant returns the handler of the named contestant, serving s at any
+// path (the harness mounts it at /mcp).
+func newContestant(name string, s setup) (http.Handler, error) {
 	switch name {
 	case "floor":
-		return newFloor(tools)
+		return newFloor(s)
 	case "ours":
-		return newOurs(tools, false), nil
+		return newOurs(s, false), nil
 	case "ours+hooks":
-		return newOurs(tools, true), nil
+		return newOurs(s, true), nil
 	case "ours+typed":
-		return newOursTyped(tools), nil
+		return newOursTyped(s), nil
 	case "gosdk":
-		return newGoSDK(tools), nil
+		return newGoSDK(s), nil
 	case "mcpgo":
-		return newMCPGo(tools), nil
+		return newMCPGo(s), nil
 	}
 	return nil, fmt.Errorf("unknown contestant %q (have %v)", name, contestantNames)
 }
@@ -70,7 +78,17 @@ type benchCaller struct{}
 func (benchCaller) Can(mcpmw.Permission) bool { return true }
 func (benchCaller) String() string            { return "bench-user" }
 
-func ourTools(tools int) []mcpmw.Tool {
+// The confirm tool of the ask scenario: it asks the client to confirm with
+// an elicitation form, and has no arguments.
+const (
+	confirmDescription = "Deletes note 3 once the user confirms."
+	confirmSchema      = `{"type":"object","properties":{}}`
+	confirmMessage     = "Delete note 3?"
+	confirmForm        = `{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`
+)
+
+func ourTools(s setup) []mcpmw.Tool {
+	tools := s.tools
 	list := []mcpmw.Tool{{
 		Name: "echo", Description: echoDescription, Permission: "read",
 		InputSchema: json.RawMessage(echoSchema),
@@ -91,6 +109,16 @@ func ourTools(tools int) []mcpmw.Tool {
 			},
 		})
 	}
+	if s.ask {
+		list = append(list, mcpmw.Tool{
+			Name: "confirm", Description: confirmDescription, Permission: "read",
+			InputSchema: json.RawMessage(confirmSchema),
+			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+				_, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm(confirmMessage, json.RawMessage(confirmForm)))
+				return mcpmw.ToolResult{}, err // this round never carries the answer: input_required
+			},
+		})
+	}
 	return list
 }
 
@@ -98,9 +126,9 @@ func ourTools(tools int) []mcpmw.Tool {
 // request and an auditor that does nothing. With hooks, what a deployment
 // runs: a bearer-token check, mcpmw.JSONAuditor writing JSON lines, and the
 // httprate-backed per-IP limiter with a limit the benchmark never reaches.
-func newOurs(tools int, hooks bool) *mcpmw.Handler {
+func newOurs(s setup, hooks bool) *mcpmw.Handler {
 	var reg mcpmw.Registry
-	reg.Add(ourTools(tools)...)
+	reg.Add(ourTools(s)...)
 	opts := &mcpmw.Options{
 		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
 		PageSize: pageSize,
@@ -133,8 +161,8 @@ type echoIn struct {
 // newOursTyped is the bare ours with echo built by typed.NewTool: its
 // arguments validated against the derived schema, then decoded into a
 // struct. The dummies stay raw-JSON tools.
-func newOursTyped(tools int) *mcpmw.Handler {
-	list := ourTools(tools)
+func newOursTyped(s setup) *mcpmw.Handler {
+	list := ourTools(s)
 	list[0] = typed.NewTool("echo", echoDescription, "read",
 		func(_ context.Context, _ mcpmw.Caller, in echoIn) (string, error) { return in.Message, nil })
 	var reg mcpmw.Registry
@@ -181,7 +209,8 @@ func (c *lineCounter) count() (lines, size int64) {
 // newGoSDK returns the official SDK's handler: one shared *Server, stateless,
 // plain JSON responses. Tools use the low-level Server.AddTool with a raw
 // schema (its cheapest path: no reflection, no per-call schema validation).
-func newGoSDK(tools int) http.Handler {
+func newGoSDK(st setup) http.Handler {
+	tools := st.tools
 	s := gosdk.NewServer(&gosdk.Implementation{Name: serverName, Version: serverVersion},
 		&gosdk.ServerOptions{PageSize: pageSize, Logger: discardLogger})
 	s.AddTool(&gosdk.Tool{Name: "echo", Description: echoDescription, InputSchema: json.RawMessage(echoSchema)},
@@ -200,6 +229,14 @@ func newGoSDK(tools int) http.Handler {
 	for i := 1; i < tools; i++ {
 		s.AddTool(&gosdk.Tool{Name: dummyName(i), Description: fmt.Sprintf(dummyDescription, i), InputSchema: json.RawMessage(dummySchema)}, ok)
 	}
+	if st.ask {
+		s.AddTool(&gosdk.Tool{Name: "confirm", Description: confirmDescription, InputSchema: json.RawMessage(confirmSchema)},
+			func(context.Context, *gosdk.CallToolRequest) (*gosdk.CallToolResult, error) {
+				return &gosdk.CallToolResult{InputRequests: gosdk.InputRequestMap{
+					"confirm": &gosdk.ElicitParams{Mode: "form", Message: confirmMessage, RequestedSchema: json.RawMessage(confirmForm)},
+				}}, nil
+			})
+	}
 	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
 		&gosdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: discardLogger})
 }
@@ -208,7 +245,8 @@ func newGoSDK(tools int) http.Handler {
 
 // newMCPGo returns mcp-go's streamable HTTP server in stateless mode. Tools
 // carry a raw schema (NewToolWithRawSchema), and are added in one batch.
-func newMCPGo(tools int) http.Handler {
+func newMCPGo(st setup) http.Handler {
+	tools := st.tools
 	s := server.NewMCPServer(serverName, serverVersion,
 		server.WithToolCapabilities(false), server.WithPaginationLimit(pageSize))
 	list := []server.ServerTool{{
@@ -228,6 +266,21 @@ func newMCPGo(tools int) http.Handler {
 		list = append(list, server.ServerTool{
 			Tool:    mcp.NewToolWithRawSchema(dummyName(i), fmt.Sprintf(dummyDescription, i), json.RawMessage(dummySchema)),
 			Handler: ok,
+		})
+	}
+	if st.ask {
+		list = append(list, server.ServerTool{
+			Tool: mcp.NewToolWithRawSchema("confirm", confirmDescription, json.RawMessage(confirmSchema)),
+			Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{
+					Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+					MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{
+						"confirm": mcp.NewElicitationInputRequest(mcp.ElicitationParams{
+							Mode: "form", Message: confirmMessage, RequestedSchema: json.RawMessage(confirmForm),
+						}),
+					}},
+				}, nil
+			},
 		})
 	}
 	s.AddTools(list...)
@@ -262,16 +315,19 @@ type floorRequest struct {
 // canned reply of the same shape and size as ours. The canned bytes are cut
 // from ours's own answers when the floor is built: for tools/list the whole
 // pre-encoded result, for tools/call everything around the echoed text, which
-// the floor encodes with encoding/json.
+// the floor encodes with encoding/json, and for the confirm call the whole
+// input_required result.
 type floor struct {
 	head       []byte // `{"jsonrpc":"2.0","id":`
 	list       []byte // after the id: `,"result":{...tools...}}`
+	ask        []byte // after the id: the input_required result of confirm (nil unless the setup asks)
 	callBefore []byte // after the id, up to the echoed text
 	callAfter  []byte // after the echoed text
 }
 
-func newFloor(tools int) (*floor, error) {
-	ours := newOurs(tools, false)
+func newFloor(s setup) (*floor, error) {
+	tools := s.tools
+	ours := newOurs(s, false)
 	list, err := cannedAfterID(ours, &scenario{method: "tools/list", tools: tools})
 	if err != nil {
 		return nil, fmt.Errorf("floor: tools/list template: %w", err)
@@ -286,9 +342,16 @@ func newFloor(tools int) (*floor, error) {
 	if i < 0 || bytes.Count(call, quoted) != 1 {
 		return nil, errors.New("floor: cannot find the echoed text in ours's tools/call answer")
 	}
+	var ask []byte
+	if s.ask {
+		if ask, err = cannedAfterID(ours, &scenario{method: "tools/call", tools: tools, tool: "confirm"}); err != nil {
+			return nil, fmt.Errorf("floor: confirm template: %w", err)
+		}
+	}
 	return &floor{
 		head:       []byte(`{"jsonrpc":"2.0","id":`),
 		list:       list,
+		ask:        ask,
 		callBefore: call[:i],
 		callAfter:  call[i+len(quoted):],
 	}, nil
@@ -338,6 +401,12 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(f.callBefore)
 		_, _ = w.Write(text)
 		_, _ = w.Write(f.callAfter)
+	case req.Method == "tools/call" && req.Params.Name == "confirm" && f.ask != nil:
+		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.ask))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(f.head)
+		_, _ = w.Write(req.ID)
+		_, _ = w.Write(f.ask)
 	default:
 		http.Error(w, "unknown method", http.StatusNotFound)
 	}

@@ -35,7 +35,7 @@ func TestEveryContestantAnswersEveryScenario(t *testing.T) {
 		for _, name := range contestantNames {
 			t.Run(sc.name+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				h, err := newContestant(name, sc.tools)
+				h, err := newContestant(name, sc.setup())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -63,7 +63,7 @@ func TestFloorAnswersLikeOurs(t *testing.T) {
 	for _, sc := range allScenarios(10) {
 		t.Run(sc.name, func(t *testing.T) {
 			answer := func(name string) []byte {
-				h, err := newContestant(name, sc.tools)
+				h, err := newContestant(name, sc.setup())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,6 +115,31 @@ func TestValidateRefusesWrongAnswers(t *testing.T) {
 		}
 	}
 
+	ask := allScenarios(1)[5]
+	goodAsk := `{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"mode":"form","message":"Delete note 3?","requestedSchema":` + confirmForm + `}}}}}`
+	if err := ask.validate(200, "application/json", []byte(goodAsk)); err != nil {
+		t.Fatalf("good input_required refused: %v", err)
+	}
+	for _, tt := range []struct{ name, from, to string }{
+		{"complete", `"input_required"`, `"complete"`},
+		{"other key", `{"confirm":{"method"`, `{"sure":{"method"`},
+		{"other method", `"elicitation/create"`, `"sampling/createMessage"`},
+		{"url mode", `"mode":"form"`, `"mode":"url"`},
+		{"other message", "Delete note 3?", "Delete note 4?"},
+		{"other schema", `"type":"boolean"`, `"type":"string"`},
+		{"content", `"resultType"`, `"content":[{"type":"text","text":"x"}],"resultType"`},
+		{"requestState", `"resultType"`, `"requestState":"abc","resultType"`},
+		{"two requests", `"inputRequests":{`, `"inputRequests":{"more":{"method":"roots/list"},`},
+	} {
+		bad := strings.Replace(goodAsk, tt.from, tt.to, 1)
+		if bad == goodAsk {
+			t.Fatalf("%s: the replacement changed nothing", tt.name)
+		}
+		if err := ask.validate(200, "application/json", []byte(bad)); err == nil {
+			t.Errorf("ask %s: wrong answer accepted", tt.name)
+		}
+	}
+
 	fp := newFingerprint([]byte(goodList))
 	if !fp.match(200, []byte(goodList)) {
 		t.Fatal("fingerprint refuses its own answer")
@@ -145,7 +170,7 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestBenchCellCountsWrongAnswers(t *testing.T) {
 	sc := allScenarios(10)[0]
-	h, err := newContestant("ours", sc.tools)
+	h, err := newContestant("ours", sc.setup())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +184,7 @@ func TestBenchCellCountsWrongAnswers(t *testing.T) {
 
 func TestLoadCountsAnswers(t *testing.T) {
 	sc := allScenarios(10)[0]
-	h, err := newContestant("ours+hooks", sc.tools)
+	h, err := newContestant("ours+hooks", sc.setup())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +205,7 @@ func TestLoadCountsAnswers(t *testing.T) {
 // ours+hooks really checks the token and audits every request.
 func TestHooksAuthenticateAndAudit(t *testing.T) {
 	sc := allScenarios(10)[0]
-	h, err := newContestant("ours+hooks", sc.tools)
+	h, err := newContestant("ours+hooks", sc.setup())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +233,7 @@ func TestServe(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- serve("ours", 3, inR, outW, time.Minute) }()
+	go func() { done <- serve("ours", setup{tools: 3}, inR, outW, time.Minute) }()
 	line := make([]byte, 64)
 	n, err := outR.Read(line)
 	if err != nil {

@@ -22,8 +22,8 @@ import (
 // contestant at /mcp on a free port of 127.0.0.1, prints "listening ADDR" on
 // out, and returns when in reaches EOF (the harness closes it, or dies) or
 // after maxLife, whichever comes first.
-func serve(name string, tools int, in io.Reader, out io.Writer, maxLife time.Duration) error {
-	h, err := newContestant(name, tools)
+func serve(name string, s setup, in io.Reader, out io.Writer, maxLife time.Duration) error {
+	h, err := newContestant(name, s)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,8 @@ type child struct {
 }
 
 // serveEnv, when set in the environment, makes this binary (or the test
-// binary) a loopback child: "name,tools,maxLife", e.g. "ours,100,10m".
+// binary) a loopback child: "name,tools,maxLife" or "name,tools,maxLife,ask"
+// (also serve confirm), e.g. "ours,100,10m".
 const serveEnv = "MCPMW_BENCH_SERVE"
 
 // childMain runs the child side if serveEnv asks for it, and reports whether
@@ -76,14 +77,19 @@ func childMain() bool {
 		return false
 	}
 	name, rest, _ := strings.Cut(spec, ",")
-	toolsStr, lifeStr, _ := strings.Cut(rest, ",")
+	toolsStr, rest, _ := strings.Cut(rest, ",")
+	lifeStr, askStr, _ := strings.Cut(rest, ",")
 	tools, err1 := strconv.Atoi(toolsStr)
 	life, err2 := time.ParseDuration(lifeStr)
-	if err := errors.Join(err1, err2); err != nil {
+	var err3 error
+	if askStr != "" && askStr != "ask" {
+		err3 = fmt.Errorf("unknown option %q", askStr)
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
 		fmt.Fprintf(os.Stderr, "bench child: bad %s=%q: %v\n", serveEnv, spec, err)
 		os.Exit(2)
 	}
-	if err := serve(name, tools, os.Stdin, os.Stdout, life); err != nil {
+	if err := serve(name, setup{tools: tools, ask: askStr == "ask"}, os.Stdin, os.Stdout, life); err != nil {
 		fmt.Fprintln(os.Stderr, "bench child:", err)
 		os.Exit(1)
 	}
@@ -92,13 +98,17 @@ func childMain() bool {
 
 // startChild re-executes this binary as a child serving one contestant and
 // waits for it to listen.
-func startChild(name string, tools int, maxLife time.Duration) (*child, error) {
+func startChild(name string, s setup, maxLife time.Duration) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%s", serveEnv, name, tools, maxLife))
+	spec := fmt.Sprintf("%s=%s,%d,%s", serveEnv, name, s.tools, maxLife)
+	if s.ask {
+		spec += ",ask"
+	}
+	cmd.Env = append(os.Environ(), spec)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -21,7 +21,8 @@
 // struct with encoding/json and writes a canned reply cut from ours's own
 // answer (so the same shape and size): for tools/list the pre-encoded list,
 // for tools/call the bytes around the echoed text, which it encodes with
-// encoding/json. ours runs bare (allow-all authenticator, no-op auditor) and
+// encoding/json, and for the ask scenario's confirm call the whole
+// input_required result. ours runs bare (allow-all authenticator, no-op auditor) and
 // as ours+hooks (bearer-token check, mcpmw.LogAuditor writing JSON lines,
 // ratelimit.PerIP with a limit never reached), and as ours+typed (bare, with
 // echo built by typed.NewTool: its arguments validated against the derived
@@ -103,10 +104,11 @@ func main() {
 		memrate       = flag.Int("memprofilerate", 0, "runtime.MemProfileRate while profiling (0: the runtime's default)")
 		serveName     = flag.String("serve", "", "only serve this contestant on a free port of 127.0.0.1 until stdin closes (for poking at it by hand)")
 		serveTools    = flag.Int("tools", 100, "with -serve, the number of tools")
+		serveAsk      = flag.Bool("ask", false, "with -serve, also serve confirm, the ask scenario's tool")
 	)
 	flag.Parse()
 	if *serveName != "" {
-		if err := serve(*serveName, *serveTools, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
+		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -serve:", err)
 			os.Exit(1)
 		}
@@ -253,17 +255,17 @@ func run(ctx context.Context, cfg config, log io.Writer) (*report, error) {
 
 type handlerKey struct {
 	name  string
-	tools int
+	setup setup
 }
 
 func runInProcess(ctx context.Context, cfg config, rep *report, log io.Writer) error {
 	handlers := map[handlerKey]http.Handler{}
-	handler := func(name string, tools int) (http.Handler, error) {
-		k := handlerKey{name, tools}
+	handler := func(name string, s setup) (http.Handler, error) {
+		k := handlerKey{name, s}
 		if h, ok := handlers[k]; ok {
 			return h, nil
 		}
-		hh, err := newContestant(name, tools)
+		hh, err := newContestant(name, s)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +276,7 @@ func runInProcess(ctx context.Context, cfg config, rep *report, log io.Writer) e
 	// one-off initialisation are out of the way.
 	for _, sc := range cfg.scenarios {
 		for _, name := range cfg.contestants {
-			if _, err := handler(name, sc.tools); err != nil {
+			if _, err := handler(name, sc.setup()); err != nil {
 				return err
 			}
 		}
@@ -301,7 +303,7 @@ func runInProcess(ctx context.Context, cfg config, rep *report, log io.Writer) e
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				h, _ := handler(name, sc.tools)
+				h, _ := handler(name, sc.setup())
 				var linesBefore int64
 				if name == "ours+hooks" {
 					linesBefore, _ = auditSink.count()
@@ -351,11 +353,11 @@ func runLoopback(ctx context.Context, cfg config, rep *report, log io.Writer) er
 	maxLife := time.Duration(cfg.loopRounds*len(cfg.conc)*len(cfg.loopScenarios)*len(cfg.contestants))*(cfg.duration+cfg.warmup+15*time.Second) + time.Minute
 	for _, sc := range cfg.loopScenarios {
 		for _, name := range cfg.contestants {
-			k := handlerKey{name, sc.tools}
+			k := handlerKey{name, sc.setup()}
 			if children[k] != nil {
 				continue
 			}
-			c, err := startChild(name, sc.tools, maxLife)
+			c, err := startChild(name, sc.setup(), maxLife)
 			if err != nil {
 				return err
 			}
@@ -370,7 +372,7 @@ func runLoopback(ctx context.Context, cfg config, rep *report, log io.Writer) er
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
-					c := children[handlerKey{name, sc.tools}]
+					c := children[handlerKey{name, sc.setup()}]
 					res := load(ctx, c.url, sc, conc, cfg.warmup, cfg.duration)
 					rep.addLoad(sc, conc, name, res)
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -28,9 +29,16 @@ type scenario struct {
 	method string // "tools/call" or "tools/list"
 	tools  int    // tools registered: echo plus tools-1 dummies
 	msgLen int    // tools/call: length of the echoed message
+	tool   string // tools/call: the tool called; "" is echo, "confirm" asks
 
 	markerText string // tools/call: echo this instead of message(msgLen)
 }
+
+// asks reports whether sc calls confirm, whose answer is input_required.
+func (sc *scenario) asks() bool { return sc.tool == "confirm" }
+
+// setup is what a contestant must serve for sc.
+func (sc *scenario) setup() setup { return setup{tools: sc.tools, ask: sc.asks()} }
 
 // text is what the echo tool is sent, and must send back.
 func (sc *scenario) text() string {
@@ -49,6 +57,13 @@ func allScenarios(callTools int) []*scenario {
 		{name: "list100", title: "tools/list, 100 tools", method: "tools/list", tools: 100},
 		{name: "list1000", title: "tools/list, 1,000 tools", method: "tools/list", tools: 1000},
 		{name: "call100k", title: "tools/call echo 100 KiB", method: "tools/call", tools: callTools, msgLen: 100 << 10},
+		// The answer is input_required with no requestState: confirm keeps
+		// no state from round to round, so the answer's bytes are the same
+		// every time and the fingerprint check holds. The cost of sealing a
+		// requestState is measured by the root package's
+		// BenchmarkRequestStateRoundTrip and
+		// BenchmarkServeHTTPInputRequiredRound.
+		{name: "ask", title: "tools/call asking (input_required)", method: "tools/call", tools: callTools, tool: "confirm"},
 	}
 }
 
@@ -67,12 +82,20 @@ func message(n int) string {
 
 // body returns the JSON-RPC request body of sc.
 func (sc *scenario) body() []byte {
+	caps := `{}`
+	if sc.asks() {
+		caps = `{"elicitation":{}}`
+	}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + protocolVersion + `",` +
-		`"io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientCapabilities":` + caps + `,` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"mcpmw-bench","version":"1.0.0"}}`
 	var params string
 	switch sc.method {
 	case "tools/call":
+		if sc.asks() {
+			params = `{"name":"confirm","arguments":{},` + meta + `}`
+			break
+		}
 		msg, _ := json.Marshal(sc.text())
 		params = `{"name":"echo","arguments":{"message":` + string(msg) + `},` + meta + `}`
 	default:
@@ -93,6 +116,9 @@ func (sc *scenario) header() http.Header {
 	}
 	if sc.method == "tools/call" {
 		h["Mcp-Name"] = []string{"echo"}
+		if sc.asks() {
+			h["Mcp-Name"] = []string{"confirm"}
+		}
 	}
 	return h
 }
@@ -102,7 +128,17 @@ type answer struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Result  *struct {
-		Content []struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+			Params struct {
+				Mode            string          `json:"mode"`
+				Message         string          `json:"message"`
+				RequestedSchema json.RawMessage `json:"requestedSchema"`
+			} `json:"params"`
+		} `json:"inputRequests"`
+		RequestState *string `json:"requestState"`
+		Content      []struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
@@ -119,8 +155,8 @@ type answer struct {
 }
 
 // validate checks one answer to sc fully: HTTP 200, a JSON content type, a
-// JSON-RPC 2.0 result for our id, and the echoed text or every tool on one
-// page.
+// JSON-RPC 2.0 result for our id, and the echoed text, every tool on one
+// page, or the input_required result asking to confirm.
 func (sc *scenario) validate(status int, contentType string, body []byte) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("HTTP status %d: %s", status, clip(body))
@@ -142,8 +178,10 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 	case a.Result == nil:
 		return fmt.Errorf("no result: %s", clip(body))
 	}
-	switch sc.method {
-	case "tools/call":
+	switch {
+	case sc.asks():
+		return validateAsk(&a, body)
+	case sc.method == "tools/call":
 		want := sc.text()
 		switch {
 		case a.Result.IsError:
@@ -153,7 +191,7 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 		case a.Result.Content[0].Text != want:
 			return fmt.Errorf("echoed %d bytes %q, want %d bytes", len(a.Result.Content[0].Text), clip([]byte(a.Result.Content[0].Text)), len(want))
 		}
-	case "tools/list":
+	case sc.method == "tools/list":
 		if n := len(a.Result.Tools); n != sc.tools {
 			return fmt.Errorf("listed %d tools, want %d on one page", n, sc.tools)
 		}
@@ -167,6 +205,39 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 		if !seen["echo"] || len(seen) != sc.tools {
 			return fmt.Errorf("listed %d distinct names (echo present: %v), want %d", len(seen), seen["echo"], sc.tools)
 		}
+	}
+	return nil
+}
+
+// validateAsk checks an input_required answer to confirm: that result type,
+// exactly one input request, under "confirm", an elicitation/create form
+// with our message and schema, no requestState, and no content (an empty
+// or null content array counts as none: mcp-go always writes "content":[],
+// go-sdk writes "content":null).
+func validateAsk(a *answer, body []byte) error {
+	res := a.Result
+	ir, ok := res.InputRequests["confirm"]
+	switch {
+	case res.ResultType != "input_required":
+		return fmt.Errorf(`resultType %q, want "input_required": %s`, res.ResultType, clip(body))
+	case !ok || len(res.InputRequests) != 1:
+		return fmt.Errorf(`want one input request, under "confirm": %s`, clip(body))
+	case ir.Method != "elicitation/create":
+		return fmt.Errorf(`input request method %q, want "elicitation/create"`, ir.Method)
+	case ir.Params.Mode != "form" || ir.Params.Message != confirmMessage:
+		return fmt.Errorf("elicitation mode %q, message %q; want a form asking %q", ir.Params.Mode, ir.Params.Message, confirmMessage)
+	case res.RequestState != nil:
+		return fmt.Errorf("requestState present: confirm keeps no state, so the answer must be the same every time")
+	case len(res.Content) != 0 || res.IsError || len(res.Tools) != 0:
+		return fmt.Errorf("an input_required result carries no content: %s", clip(body))
+	}
+	var got, want any
+	if err := json.Unmarshal(ir.Params.RequestedSchema, &got); err != nil {
+		return fmt.Errorf("requestedSchema: %v", err)
+	}
+	_ = json.Unmarshal([]byte(confirmForm), &want)
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("requestedSchema %s, want %s", ir.Params.RequestedSchema, confirmForm)
 	}
 	return nil
 }
