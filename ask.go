@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -49,44 +50,39 @@ type InputRequest struct {
 
 // ElicitForm asks the user to fill in a form: message says what and why,
 // schema is the flat JSON Schema of the form's fields (an object of string,
-// number, integer, boolean and enum properties).
+// number, integer, boolean and enum properties). A schema that is not a
+// JSON object makes Ask return an error.
 func ElicitForm(message string, schema json.RawMessage) InputRequest {
-	p, _ := json.Marshal(struct {
-		Mode            string          `json:"mode"`
-		Message         string          `json:"message"`
-		RequestedSchema json.RawMessage `json:"requestedSchema"`
-	}{"form", message, schema})
-	return InputRequest{Method: "elicitation/create", Params: p, capability: "elicitation.form"}
+	if kindOf(schema) != kindObject {
+		return InputRequest{Method: "elicitation/create", capability: "elicitation.form"} // no params: Ask refuses it
+	}
+	p := append(make([]byte, 0, 48+len(message)+len(schema)), `{"mode":"form","message":`...)
+	p = appendString(p, message)
+	p = append(p, `,"requestedSchema":`...)
+	p = append(p, schema...)
+	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.form"}
 }
 
 // ElicitURL asks the user to visit url (to sign in, pay, consent) and
 // tell when done; id names the elicitation.
 func ElicitURL(message, url, id string) InputRequest {
-	p, _ := json.Marshal(struct {
-		Mode          string `json:"mode"`
-		Message       string `json:"message"`
-		URL           string `json:"url"`
-		ElicitationID string `json:"elicitationId"`
-	}{"url", message, url, id})
-	return InputRequest{Method: "elicitation/create", Params: p, capability: "elicitation.url"}
+	p := append(make([]byte, 0, 64+len(message)+len(url)+len(id)), `{"mode":"url","message":`...)
+	p = appendString(p, message)
+	p = append(p, `,"url":`...)
+	p = appendString(p, url)
+	p = append(p, `,"elicitationId":`...)
+	p = appendString(p, id)
+	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.url"}
 }
 
 // Sample asks the client's model for a completion of a user message, in at
 // most maxTokens tokens.
 func Sample(prompt string, maxTokens int) InputRequest {
-	type content struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	type message struct {
-		Role    string  `json:"role"`
-		Content content `json:"content"`
-	}
-	p, _ := json.Marshal(struct {
-		Messages  []message `json:"messages"`
-		MaxTokens int       `json:"maxTokens"`
-	}{[]message{{"user", content{"text", prompt}}}, maxTokens})
-	return InputRequest{Method: "sampling/createMessage", Params: p, capability: "sampling"}
+	p := append(make([]byte, 0, 96+len(prompt)), `{"messages":[{"role":"user","content":{"type":"text","text":`...)
+	p = appendString(p, prompt)
+	p = append(p, `}}],"maxTokens":`...)
+	p = strconv.AppendInt(p, int64(maxTokens), 10)
+	return InputRequest{Method: "sampling/createMessage", Params: append(p, '}'), capability: "sampling"}
 }
 
 // ListRoots asks the client for its roots: the directories or files it
@@ -160,6 +156,11 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		return nil, errors.New("mcpmw: Ask outside a tools/call")
 	case key == "":
 		return nil, errors.New("mcpmw: Ask needs a key")
+	case kindOf(req.Params) != kindObject || !json.Valid(req.Params):
+		// Checked here, before the params reach an answer or a stream that
+		// copies them verbatim: one check for the builders and hand-made
+		// InputRequests alike.
+		return nil, fmt.Errorf("mcpmw: Ask %q: the params of %s are not one JSON object (check the schema given to ElicitForm)", key, req.Method)
 	case r.revision.legacy():
 		return r.askOverStream(ctx, key, req)
 	}

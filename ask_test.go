@@ -214,3 +214,66 @@ func flip(s string) string {
 	}
 	return string(b)
 }
+
+// The builders' params decode to what they were given, whatever the text
+// holds (quotes, newlines, HTML, U+2028).
+func TestInputRequestBuildersEncodeTheirValues(t *testing.T) {
+	t.Parallel()
+	text := "Delete \"it\"?\n<b>&</b>\u2028 é"
+	var form struct {
+		Mode, Message   string
+		RequestedSchema json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(mcpmw.ElicitForm(text, confirmForm).Params, &form))
+	assert.Equal(t, "form", form.Mode)
+	assert.Equal(t, text, form.Message)
+	assert.JSONEq(t, string(confirmForm), string(form.RequestedSchema))
+
+	var url struct{ Mode, Message, URL, ElicitationID string }
+	require.NoError(t, json.Unmarshal(mcpmw.ElicitURL(text, "https://example.com/?a=1&b=\"2\"", "id\t1").Params, &url))
+	assert.Equal(t, struct{ Mode, Message, URL, ElicitationID string }{"url", text, "https://example.com/?a=1&b=\"2\"", "id\t1"}, url)
+
+	var sample struct {
+		Messages []struct {
+			Role    string
+			Content struct{ Type, Text string }
+		}
+		MaxTokens int
+	}
+	require.NoError(t, json.Unmarshal(mcpmw.Sample(text, 250).Params, &sample))
+	require.Len(t, sample.Messages, 1)
+	assert.Equal(t, "user", sample.Messages[0].Role)
+	assert.Equal(t, "text", sample.Messages[0].Content.Type)
+	assert.Equal(t, text, sample.Messages[0].Content.Text)
+	assert.Equal(t, 250, sample.MaxTokens)
+	assert.JSONEq(t, `{}`, string(mcpmw.ListRoots().Params))
+}
+
+// Params that are not one JSON object (a broken schema, a hand-made
+// request) never reach the answer, which copies them verbatim: the tool
+// gets an error, the client a -32603, and the request one audit record.
+func TestAskRefusesParamsThatAreNotAnObject(t *testing.T) {
+	t.Parallel()
+	for _, req := range []mcpmw.InputRequest{
+		mcpmw.ElicitForm("Go on?", json.RawMessage(`{"type":`)),
+		mcpmw.ElicitForm("Go on?", json.RawMessage(`"a string"`)),
+		{Method: "elicitation/create", Params: json.RawMessage(`[1]`)},
+		{Method: "roots/list"},
+	} {
+		var reg mcpmw.Registry
+		reg.Add(mcpmw.Tool{Name: "broken", Description: "Asks with bad params.", Permission: "read",
+			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+				_, err := mcpmw.Ask(ctx, "q", req)
+				return mcpmw.ToolResult{}, err
+			}})
+		logs := &syncBuffer{}
+		aud := &spy{}
+		h := mcpmw.New(&reg, tokenAuthn, aud, &mcpmw.Options{Logger: newTextLogger(logs)})
+		code, _, rpcErr := serveRound(t, h, askCall("broken", ""))
+		assert.Equal(t, 500, code, string(req.Params))
+		require.NotNil(t, rpcErr)
+		assert.Equal(t, mcpmw.CodeInternalError, rpcErr.Code)
+		assert.Len(t, aud.records(), 1)
+		assert.Contains(t, logs.String(), "are not one JSON object")
+	}
+}
