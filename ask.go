@@ -161,7 +161,7 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		// copies them verbatim: one check for the builders and hand-made
 		// InputRequests alike.
 		return nil, fmt.Errorf("mcpmw: Ask %q: the params of %s are not one JSON object (check the schema given to ElicitForm)", key, req.Method)
-	case r.revision.legacy():
+	case r.revision.asksOnStream():
 		return r.askOverStream(ctx, key, req)
 	}
 	if ans, ok := r.answers[key]; ok {
@@ -186,7 +186,7 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 // the legacy revisions, whose calls do not declare it, it reports false.
 func ClientSupports(ctx context.Context, capability string) bool {
 	r := roundFrom(ctx)
-	return r != nil && !r.revision.legacy() && hasClientCapability(r.clientCap, capability)
+	return r != nil && r.revision.perRequestCapabilities() && hasClientCapability(r.clientCap, capability)
 }
 
 // RoundState returns the state the tool set in the round before (nil in the
@@ -215,7 +215,7 @@ const stateLifetime = 10 * time.Minute
 // binding. A state that does not open is a -32602.
 func readRound(req *Request, ring *KeyRing, target string) (round, *Response) {
 	r := round{revision: req.revision(), clientCap: req.ClientCapabilities}
-	if r.revision.legacy() {
+	if r.revision.asksOnStream() { // no inputResponses, no requestState
 		return r, nil
 	}
 	if raw := req.Param("inputResponses"); kindOf(raw) == kindObject {

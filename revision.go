@@ -69,6 +69,11 @@ func (v revision) requiresHeaders() bool { return v == rev20260728 }
 // client's capabilities (so they can be checked before a tool runs).
 func (v revision) perRequestCapabilities() bool { return v == rev20260728 }
 
+// asksOnStream reports whether a tool asks its client (Ask) with a
+// request on the call's event stream, answered by a POST of its own; on
+// 2026-07-28 it ends the round with an input_required result instead.
+func (v revision) asksOnStream() bool { return v != rev20260728 }
+
 // methodNotFoundStatus is the HTTP status of -32601: 404 as 2026-07-28
 // requires; 200 on the legacy revisions, whose clients (the TypeScript SDK)
 // drop the JSON-RPC error of a 404.

@@ -107,7 +107,7 @@ func openStream(s *stream, w http.ResponseWriter, h http.Header, req *Request, l
 			minLevel = LogLevel(lv).rank()
 		}
 	}
-	if (token == nil && minLevel == 0 && !req.revision().legacy()) || !acceptsEventStream(h) {
+	if (token == nil && minLevel == 0 && !req.revision().asksOnStream()) || !acceptsEventStream(h) {
 		return false
 	}
 	s.w, s.token, s.minLevel = w, token, minLevel

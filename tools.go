@@ -132,7 +132,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 	if resp != nil {
 		return resp
 	}
-	if r.revision.legacy() {
+	if r.revision.asksOnStream() {
 		r.asker = &t.asker
 	}
 	ctx, rnd := withRound(ctx, r)
@@ -142,7 +142,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		resp.Target, resp.Summary = e.Name, "client went away: "+context.Cause(ctx).Error()
 		return resp
 	}
-	if err != nil && asksClient(err) && !req.revision().legacy() {
+	if err != nil && asksClient(err) && !req.revision().asksOnStream() {
 		return t.askClient(req, e.Name, rnd)
 	}
 	if err != nil {
