@@ -277,3 +277,26 @@ func TestAskRefusesParamsThatAreNotAnObject(t *testing.T) {
 		assert.Contains(t, logs.String(), "are not one JSON object")
 	}
 }
+
+// State too large to seal (over 16 KiB) fails the round with -32603 and a
+// log line saying why, never an answer without its state.
+func TestAskStateTooLargeToSeal(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "big", Description: "Keeps too much state.", Permission: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			_, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Go on?", confirmForm))
+			mcpmw.SetRoundState(ctx, make([]byte, 64<<10))
+			return mcpmw.ToolResult{}, err
+		}})
+	logs := &syncBuffer{}
+	aud := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, aud, &mcpmw.Options{Logger: newTextLogger(logs)})
+	code, _, rpcErr := serveRound(t, h, askCall("big", ""))
+	assert.Equal(t, 500, code)
+	require.NotNil(t, rpcErr)
+	assert.Equal(t, mcpmw.CodeInternalError, rpcErr.Code)
+	require.Len(t, aud.records(), 1)
+	assert.Equal(t, mcpmw.OutcomeError, aud.records()[0].Outcome)
+	assert.Contains(t, logs.String(), "mcpmw: request failed")
+}
