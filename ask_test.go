@@ -300,3 +300,19 @@ func TestAskStateTooLargeToSeal(t *testing.T) {
 	assert.Equal(t, mcpmw.OutcomeError, aud.records()[0].Outcome)
 	assert.Contains(t, logs.String(), "mcpmw: request failed")
 }
+
+// The state is bound to the arguments, not to their spelling: a retry whose
+// arguments differ only in spacing resumes the round.
+func TestAskStateIgnoresArgumentSpacing(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(askingTools()...)
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{StateKeys: mcpmw.RandomKeyRing()})
+	_, first, _ := serveRound(t, h, askCall("delete", ""))
+	require.NotEmpty(t, first.RequestState)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{ "id" : 3 },` +
+		`"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + first.RequestState + `",` + allCaps + `}}`
+	code, res, rpcErr := serveRound(t, h, req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "delete"))
+	require.Nil(t, rpcErr, "status %d", code)
+	assert.Equal(t, "complete", res.ResultType)
+}
