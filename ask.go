@@ -207,6 +207,56 @@ func SetRoundState(ctx context.Context, state []byte) {
 	}
 }
 
+// asksClient reports whether err ends an input_required round: it wraps
+// ErrInputRequired and no error the tool must answer with instead (an
+// *Error, such as -32021 from one of several Asks, or an *ArgError).
+func asksClient(err error) bool {
+	var je *Error
+	var ae *ArgError
+	return errors.Is(err, ErrInputRequired) && !errors.As(err, &je) && !errors.As(err, &ae)
+}
+
+// asking is what a method whose handlers may Ask (tools/call,
+// prompts/get, resources/read) shares: the ring sealing round state, the
+// legacy asker, and the serverInfo of results.
+type asking struct {
+	ring  *KeyRing       // seals the state of input_required rounds
+	asker *legacyAsker   // legacy calls asking their client over the stream
+	ad    *advertisement // for serverInfo in results
+}
+
+// begin reads the round of req, acting on target, and returns the
+// context its handler runs in, carrying the round; or the answer to a
+// round that cannot go on (a requestState that does not open).
+func (a *asking) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
+	r, resp := readRound(req, a.ring, target)
+	if resp != nil {
+		return ctx, nil, resp
+	}
+	if r.revision.asksOnStream() {
+		r.asker = a.asker
+	}
+	ctx, rnd := withRound(ctx, r)
+	return ctx, rnd, nil
+}
+
+// inputRequired answers a round whose handler returned err, when err ends
+// the round by asking the client (asked); otherwise it returns false and
+// err is the handler's to report.
+func (a *asking) inputRequired(req *Request, target string, rnd *round, err error) (resp *Response, asked bool) {
+	if err == nil || !asksClient(err) || req.revision().asksOnStream() {
+		return nil, false
+	}
+	body, err := rnd.inputRequired(req, a.ring, target, a.ad.serverMeta)
+	if err != nil {
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause = target, err
+		return resp, true
+	}
+	return &Response{Result: body, Target: target, Outcome: OutcomeInputRequired, encoded: true,
+		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input(s)"}, true
+}
+
 // stateLifetime is how long a round's state stays valid.
 const stateLifetime = 10 * time.Minute
 

@@ -75,9 +75,9 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 // (when there is a Registry) and the application's.
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "")
+	ask := &asking{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
-		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ring: o.StateKeys,
-			asker: legacyAsker{pending: h.asks, timeout: o.AskTimeout}}
+		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
 		methods = append(methods, t.methods()...)
 	}
 	return append(methods, o.Methods...)

@@ -71,8 +71,44 @@ const (
 // adding later is safe, and requests see the new tools as soon as Add
 // returns. Two endpoints with different tools use two Registries.
 type Registry struct {
-	mu   sync.Mutex // serialises Add
+	mu   sync.Mutex // serialises Add, Remove and watch
 	tabs atomic.Pointer[toolTable]
+	// watchers are told about every change, as the Event list_changed
+	// listeners receive; handlers serving the registry watch it.
+	watchers atomic.Pointer[[]func(Event)]
+}
+
+// watch calls fn with an Event for each change made to the registry from
+// now on: a list_changed Event guarded by the changed entry's permission.
+// fn must not block.
+func (r *Registry) watch(fn func(Event)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var next []func(Event)
+	if old := r.watchers.Load(); old != nil {
+		next = append(next, *old...)
+	}
+	next = append(next, fn)
+	r.watchers.Store(&next)
+}
+
+// changed tells the watchers about a change. It is called after the new
+// table is published, so a listener told about it lists the new entries.
+func (r *Registry) changed(method string, perms []Permission) {
+	ws := r.watchers.Load()
+	if ws == nil {
+		return
+	}
+	seen := make(map[Permission]bool, len(perms))
+	for _, p := range perms {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		for _, fn := range *ws {
+			fn(Event{Method: method, Permission: p})
+		}
+	}
 }
 
 // toolTable is an immutable snapshot of a Registry, with the cache of its
@@ -117,6 +153,7 @@ func (r *Registry) Add(tools ...Tool) {
 	for k, v := range old.permIdx {
 		next.permIdx[k] = v
 	}
+	perms := make([]Permission, 0, len(tools))
 	for _, t := range tools {
 		e := prepare(t)
 		if _, dup := next.byName[t.Name]; dup {
@@ -131,8 +168,46 @@ func (r *Registry) Add(tools ...Tool) {
 		e.permIndex = i
 		next.list = append(next.list, e)
 		next.byName[e.Name] = e
+		perms = append(perms, e.Permission)
 	}
 	r.tabs.Store(next)
+	r.changed(ToolsListChanged, perms)
+}
+
+// Remove unregisters the tools named, and reports how many were
+// registered. A request already running a removed tool finishes; later
+// ones get "Unknown tool". Listeners who could see a removed tool are told
+// the list changed.
+func (r *Registry) Remove(names ...string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.table()
+	gone := make(map[string]bool, len(names))
+	var perms []Permission
+	for _, n := range names {
+		if e := old.byName[n]; e != nil && !gone[n] {
+			gone[n] = true
+			perms = append(perms, e.Permission)
+		}
+	}
+	if len(gone) == 0 {
+		return 0
+	}
+	next := &toolTable{
+		list:    make([]*entry, 0, len(old.list)-len(gone)),
+		byName:  make(map[string]*entry, len(old.list)-len(gone)),
+		perms:   old.perms, // only grows: the kept entries' indices stay valid
+		permIdx: old.permIdx,
+	}
+	for _, e := range old.list {
+		if !gone[e.Name] {
+			next.list = append(next.list, e)
+			next.byName[e.Name] = e
+		}
+	}
+	r.tabs.Store(next)
+	r.changed(ToolsListChanged, perms)
+	return len(gone)
 }
 
 // Lookup returns the tool registered under name.

@@ -11,14 +11,13 @@ import (
 
 // toolMethods serves tools/list and tools/call from a Registry.
 type toolMethods struct {
-	ring     *KeyRing // seals the state of input_required rounds
+	asking   *asking // rounds of asking the client (Ask)
 	reg      *Registry
 	timeout  time.Duration // Options.ToolTimeout
 	pageSize int
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
 	inflight inflight       // legacy calls a notifications/cancelled may name
-	asker    legacyAsker    // legacy calls asking their client (Ask)
 }
 
 // methods returns the tools capability's methods, and the legacy
@@ -128,22 +127,18 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 			return resp
 		}
 	}
-	r, resp := readRound(req, t.ring, e.Name)
+	ctx, rnd, resp := t.asking.begin(ctx, req, e.Name)
 	if resp != nil {
 		return resp
 	}
-	if r.revision.asksOnStream() {
-		r.asker = &t.asker
-	}
-	ctx, rnd := withRound(ctx, r)
 	res, err := t.run(ctx, req, e)
 	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
 		resp := ErrorResponse(CodeInternalError, "Request cancelled")
 		resp.Target, resp.Summary = e.Name, "client went away: "+context.Cause(ctx).Error()
 		return resp
 	}
-	if err != nil && asksClient(err) && !req.revision().asksOnStream() {
-		return t.askClient(req, e.Name, rnd)
+	if resp, asked := t.asking.inputRequired(req, e.Name, rnd, err); asked {
+		return resp
 	}
 	if err != nil {
 		return t.toolError(req, e.Name, err)
@@ -160,27 +155,6 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		resp.Summary = "tool reported an error: " + capEcho(res.AllText())
 	}
 	return resp
-}
-
-// asksClient reports whether err ends an input_required round: it wraps
-// ErrInputRequired and no error the tool must answer with instead (an
-// *Error, such as -32021 from one of several Asks, or an *ArgError).
-func asksClient(err error) bool {
-	var je *Error
-	var ae *ArgError
-	return errors.Is(err, ErrInputRequired) && !errors.As(err, &je) && !errors.As(err, &ae)
-}
-
-// askClient answers a round that asked the client for input.
-func (t *toolMethods) askClient(req *Request, tool string, rnd *round) *Response {
-	body, err := rnd.inputRequired(req, t.ring, tool, t.ad.serverMeta)
-	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = tool, err
-		return resp
-	}
-	return &Response{Result: body, Target: tool, Outcome: OutcomeInputRequired, encoded: true,
-		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input(s)"}
 }
 
 // errToolTimeout is the cause of a tool's context when its time is up.

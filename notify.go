@@ -1,0 +1,61 @@
+package mcpmw
+
+import "context"
+
+// Change notifications. An application (or the Registry, when tools,
+// resources or prompts are added or removed) publishes an Event; every
+// open subscriptions/listen stream whose caller may see it and which asked
+// for its kind receives it. Publishing goes through a Notifier, so that
+// many instances of a service can share one bus (Redis, say) without the
+// endpoint knowing: the in-process one is the default.
+
+// Notification methods an Event can carry.
+const (
+	ToolsListChanged     = "notifications/tools/list_changed"
+	ResourcesListChanged = "notifications/resources/list_changed"
+	PromptsListChanged   = "notifications/prompts/list_changed"
+	ResourceUpdated      = "notifications/resources/updated"
+)
+
+// An Event is one change a listening client may be told about. It is a
+// plain value with no functions in it, so that a Notifier can carry it
+// between processes.
+type Event struct {
+	// Method is the notification: ToolsListChanged, ResourcesListChanged,
+	// PromptsListChanged or ResourceUpdated.
+	Method string
+	// URI is the resource that changed, for ResourceUpdated; a listener
+	// receives it only when it listed that URI in resourceSubscriptions.
+	URI string
+	// Permission is what a listener's caller must hold (Caller.Can) to be
+	// told: the permission of the tool, resource or prompt that changed.
+	// It is required: an event no permission guards would tell every
+	// caller about something some of them may not see.
+	Permission Permission
+	// Audience, when set, narrows the listeners further to callers that
+	// are members of it (an AudienceMember answering true), e.g. a tenant
+	// id. A caller that is no AudienceMember never receives an event with
+	// an Audience.
+	Audience string
+}
+
+// An AudienceMember is a Caller that belongs to audiences (a tenant, a
+// team, an organisation), so that events meant for one of them reach only
+// its members. The check runs on the instance holding the listener's
+// stream, for each event, so it should be cheap.
+type AudienceMember interface {
+	InAudience(audience string) bool
+}
+
+// A Notifier carries Events from where they are published to every
+// listening endpoint. The default, NewLocalNotifier, stays in one process;
+// one backed by a shared bus lets any instance's listeners hear a change
+// made on any other.
+type Notifier interface {
+	// Publish sends ev to every current subscriber. It must not block on
+	// slow listeners.
+	Publish(ctx context.Context, ev Event) error
+	// Subscribe calls deliver with each event published from now on, until
+	// the returned cancel func is called. deliver must not block.
+	Subscribe(deliver func(Event)) (cancel func())
+}
