@@ -1,0 +1,170 @@
+package mcpmw
+
+import (
+	"encoding/binary"
+	"strconv"
+	"sync"
+)
+
+// What a caller sees in tools/list (or prompts/list) depends only on which
+// of the registry's permissions it holds, so the handler asks Caller.Can
+// once per distinct permission (not once per entry), and the encoded page
+// for that set is built once and then reused byte for byte. The cost of a
+// list is then independent of how many entries are registered, and a page
+// is written without being re-encoded. Tools and prompts share this code:
+// each table holds its own cache, and entries say, through listEntry, what
+// guards them and how they are encoded.
+
+// A listEntry is one registered tool or prompt as a list sees it: the index
+// of its permission in its table's perms, and its definition encoded for
+// a revision.
+type listEntry interface {
+	listed(rev revision) (permIndex int, enc []byte)
+}
+
+func (e *entry) listed(rev revision) (int, []byte)       { return e.permIndex, e.enc[rev] }
+
+// page is one encoded list result.
+type page struct {
+	body    []byte // the result object, complete for its revision
+	summary string // for the audit record
+	err     *Response
+}
+
+// pageCache holds the pages of one table (toolTable, promptTable). It is bounded: when full it
+// starts over, which costs one rebuild per distinct visible set.
+type pageCache struct {
+	mu    sync.RWMutex
+	m     map[string]*page
+	bytes int
+}
+
+const (
+	maxCachedPages     = 1024
+	maxCachedPageBytes = 32 << 20
+)
+
+func (c *pageCache) get(key []byte) *page {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[string(key)]
+}
+
+func (c *pageCache) put(key []byte, p *page) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedPages || c.bytes+len(p.body) > maxCachedPageBytes {
+		c.m, c.bytes = make(map[string]*page), 0
+	}
+	c.m[string(key)] = p
+	c.bytes += len(p.body)
+}
+
+// pageKey appends the cache key of a list request to dst: revision,
+// offset, and a bitset of the table's permissions the caller holds.
+func pageKey(dst []byte, perms []Permission, c Caller, rev revision, off int) []byte {
+	dst = append(dst, byte(rev))
+	dst = binary.AppendUvarint(dst, uint64(off))
+	var bits byte
+	for i, p := range perms {
+		if c.Can(p) {
+			bits |= 1 << (i % 8)
+		}
+		if i%8 == 7 {
+			dst, bits = append(dst, bits), 0
+		}
+	}
+	if len(perms)%8 != 0 {
+		dst = append(dst, bits)
+	}
+	return dst
+}
+
+// allowed reports whether the key's bitset (after its rev and offset
+// prefix of length at) grants permission index i.
+func allowed(key []byte, at, i int) bool { return key[at+i/8]&(1<<(i%8)) != 0 }
+
+// pageFormat is what a list page is made of besides its entries: the
+// page size and the 2026-07-28 envelope fields.
+type pageFormat struct {
+	size       int
+	ttlMs      int64
+	serverMeta []byte
+}
+
+// page answers tools/list for caller at offset off.
+func (f pageFormat) page(tab *toolTable, caller Caller, rev revision, off int) *Response {
+	return listPage(f, "tools", tab.list, tab.perms, &tab.pages, caller, rev, off)
+}
+
+// listPage answers a list request (tools/list: member "tools") for caller
+// at offset off: the cached page of the entries of list the caller's
+// permissions show, built on first use. perms and pages are list's
+// table's.
+func listPage[E listEntry](f pageFormat, member string, list []E, perms []Permission, pages *pageCache, caller Caller, rev revision, off int) *Response {
+	var keyBuf [64]byte
+	key := pageKey(keyBuf[:0], perms, caller, rev, off)
+	p := pages.get(key)
+	if p == nil {
+		if p = buildPage(f, member, list, key, rev, off); p.err != nil {
+			return p.err
+		}
+		pages.put(key, p)
+	}
+	return &Response{Result: p.body, Summary: p.summary, encoded: true}
+}
+
+// buildPage encodes the page the key describes.
+func buildPage[E listEntry](f pageFormat, member string, list []E, key []byte, rev revision, off int) *page {
+	_, n := binary.Uvarint(key[1:])
+	at := 1 + n
+	var picked [][]byte
+	seen, next := 0, -1
+	size := 0
+	for _, e := range list {
+		permIndex, enc := e.listed(rev)
+		if !allowed(key, at, permIndex) {
+			continue
+		}
+		if seen < off {
+			seen++
+			continue
+		}
+		if len(picked) == f.size {
+			next = off + len(picked)
+			break
+		}
+		picked = append(picked, enc)
+		size += len(enc) + 1
+	}
+	if seen < off {
+		return &page{err: ErrorResponse(CodeInvalidParams, "Invalid params: cursor is past the end of the list; list again without a cursor")}
+	}
+	dst := make([]byte, 0, size+96+len(member)+len(f.serverMeta))
+	if rev.envelope() {
+		dst = append(dst, `{"resultType":"complete",`...)
+	} else {
+		dst = append(dst, '{')
+	}
+	dst = appendString(dst, member)
+	dst = append(dst, ":["...)
+	for i, enc := range picked {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, enc...)
+	}
+	dst = append(dst, ']')
+	if next >= 0 {
+		dst = append(dst, `,"nextCursor":`...)
+		dst = appendString(dst, encodeCursor(next))
+	}
+	if rev.envelope() {
+		dst = append(dst, `,"ttlMs":`...)
+		dst = strconv.AppendInt(dst, f.ttlMs, 10)
+		dst = append(dst, `,"cacheScope":"private",`...)
+		dst = append(dst, f.serverMeta...)
+	}
+	dst = append(dst, '}')
+	return &page{body: dst, summary: "listed " + strconv.Itoa(len(picked)) + " " + member}
+}
