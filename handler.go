@@ -72,13 +72,18 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 }
 
 // allMethods lists the endpoint's methods: the built-in ones, the tools'
-// (when there is a Registry) and the application's.
+// (when there is a Registry), the prompts' (when it holds a prompt) and
+// the application's.
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "")
 	ask := &asking{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
 		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
 		methods = append(methods, t.methods()...)
+	}
+	if reg != nil && len(reg.promptTable().list) > 0 {
+		p := &promptMethods{reg: reg, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
+		methods = append(methods, p.methods()...)
 	}
 	return append(methods, o.Methods...)
 }

@@ -23,6 +23,7 @@ type listEntry interface {
 }
 
 func (e *entry) listed(rev revision) (int, []byte)       { return e.permIndex, e.enc[rev] }
+func (e *promptEntry) listed(rev revision) (int, []byte) { return e.permIndex, e.enc[rev] }
 
 // page is one encoded list result.
 type page struct {

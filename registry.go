@@ -73,6 +73,8 @@ const (
 type Registry struct {
 	mu   sync.Mutex // serialises Add, Remove and watch
 	tabs atomic.Pointer[toolTable]
+	// prompts is the registry's prompts (prompts.go), published like tabs.
+	prompts atomic.Pointer[promptTable]
 	// watchers are told about every change, as the Event list_changed
 	// listeners receive; handlers serving the registry watch it.
 	watchers atomic.Pointer[[]func(Event)]

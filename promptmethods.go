@@ -1,0 +1,227 @@
+package mcpmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// promptMethods serves prompts/list and prompts/get from a Registry.
+type promptMethods struct {
+	asking   *asking // rounds of asking the client (Ask)
+	reg      *Registry
+	pageSize int
+	ttl      time.Duration
+	ad       *advertisement // for serverInfo in results
+}
+
+// methods returns the prompts capability's methods. prompts/get may
+// stream, so that a legacy prompt can Ask its client over the stream.
+func (p *promptMethods) methods() []Method {
+	return []Method{
+		{Name: "prompts/list", Capability: "prompts", Handle: p.list},
+		{Name: "prompts/get", Capability: "prompts", Streams: true, Target: p.target, Handle: p.get},
+	}
+}
+
+// list answers prompts/list with the prompts the caller may use, in
+// registration order, one page at a time, like tools/list.
+func (p *promptMethods) list(_ context.Context, req *Request) *Response {
+	off, resp := listOffset(req)
+	if resp != nil {
+		return resp
+	}
+	f := pageFormat{size: p.pageSize, ttlMs: p.ttl.Milliseconds(), serverMeta: p.ad.serverMeta}
+	tab := p.reg.promptTable()
+	return listPage(f, "prompts", tab.list, tab.perms, &tab.pages, req.Caller, req.revision(), off)
+}
+
+// target finds the prompt a prompts/get names.
+func (p *promptMethods) target(req *Request) (*Target, *Response) {
+	e, resp := p.find(req)
+	if resp != nil {
+		return nil, resp
+	}
+	return &e.target, nil
+}
+
+// find reads a prompts/get's name, checks that its arguments are an
+// object, and looks the prompt up. Nothing here depends on the prompt: the
+// arguments are checked against it only once the caller is admitted.
+func (p *promptMethods) find(req *Request) (*promptEntry, *Response) {
+	name, ok := req.StringParam("name")
+	if !ok {
+		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: prompts/get needs params.name, the prompt's name as a string")
+	}
+	switch args := req.Param("arguments"); kindOf(args) {
+	case kindNone, kindNull, kindObject:
+	default:
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object of strings, not "+kindOf(args).String())
+		resp.Target = capEcho(name)
+		return nil, resp
+	}
+	e := p.reg.promptTable().byName[name]
+	if e == nil {
+		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
+		resp.Target = capEcho(name)
+		return nil, resp
+	}
+	return e, nil
+}
+
+// get answers prompts/get: read the arguments, run Get, encode the
+// messages. The handler checked the caller's permission for the prompt
+// before the middleware ran; when a middleware has since pointed the
+// request at another prompt, that one is checked here.
+func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
+	e, resp := p.find(req)
+	if resp != nil {
+		return resp
+	}
+	if admittedTarget(ctx) != &e.target && !req.Caller.Can(e.Permission) {
+		return deniedResponse(&e.target)
+	}
+	args, resp := promptArgs(e, req.Param("arguments"))
+	if resp != nil {
+		return resp
+	}
+	ctx, rnd, resp := p.asking.begin(ctx, req, e.Name)
+	if resp != nil {
+		return resp
+	}
+	res, err := e.Get(ctx, req.Caller, args)
+	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
+		resp := ErrorResponse(CodeInternalError, "Request cancelled")
+		resp.Target, resp.Summary = e.Name, "client went away: "+context.Cause(ctx).Error()
+		return resp
+	}
+	if resp, asked := p.asking.inputRequired(req, e.Name, rnd, err); asked {
+		return resp
+	}
+	if err != nil {
+		return promptError(e.Name, err)
+	}
+	body, err := encodePromptResult(&res, req.revision(), p.ad.serverMeta)
+	if err != nil {
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause = e.Name, fmt.Errorf("prompt %q: %w", e.Name, err)
+		return resp
+	}
+	return &Response{Result: body, Target: e.Name, encoded: true,
+		Summary: "got prompt " + e.Name + ": " + strconv.Itoa(len(res.Messages)) + " message(s)"}
+}
+
+// promptArgs reads the arguments of a prompts/get for e: an object whose
+// members are strings, each name once, with every Required argument of e
+// present. Names e does not declare are passed on: the specification does
+// not forbid them, and a prompt may read them or not.
+//
+// The handler refused duplicate keys when it parsed the body; a name seen
+// twice here is one a middleware put in, refused all the same, so that the
+// prompt and anything that read the arguments before it see one value.
+func promptArgs(e *promptEntry, raw []byte) (map[string]string, *Response) {
+	invalid := func(msg string) (map[string]string, *Response) {
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: prompt "+strconv.Quote(e.Name)+" "+msg)
+		resp.Target = e.Name
+		return nil, resp
+	}
+	args := map[string]string{}
+	if k := kindOf(raw); k == kindObject {
+		it, _ := iterMembers(raw)
+		for m, more := it.next(); more; m, more = it.next() {
+			name := m.keyString()
+			if _, dup := args[name]; dup {
+				return invalid("got argument " + strconv.Quote(capEcho(name)) + " more than once")
+			}
+			v, ok := unquote(m.val)
+			if !ok {
+				return invalid("argument " + strconv.Quote(capEcho(name)) + " must be a string, not " + kindOf(m.val).String())
+			}
+			args[name] = v
+		}
+	}
+	for _, a := range e.Arguments {
+		if _, ok := args[a.Name]; a.Required && !ok {
+			return invalid("needs argument " + strconv.Quote(a.Name))
+		}
+	}
+	return args, nil
+}
+
+// promptError turns an error returned by a prompt's Get into its Response.
+func promptError(prompt string, err error) *Response {
+	var ae *ArgError
+	var je *Error
+	var ke *AskError
+	switch {
+	case errors.As(err, &ae):
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: "+ae.Error())
+		resp.Target, resp.Summary = prompt, capEcho(ae.Error())
+		return resp
+	case errors.As(err, &je):
+		return &Response{Error: je, Target: prompt, Summary: capEcho(je.Message)}
+	case errors.As(err, &ke):
+		// A legacy client that would not answer: its own doing, not the
+		// server's, so it is told why (its words capped) and nothing is logged.
+		resp := ErrorResponse(CodeInternalError, "The prompt could not get the client's input: "+ke.Error())
+		resp.Target, resp.Summary = prompt, capEcho(ke.Error())
+		return resp
+	default:
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause, resp.Summary = prompt, err, "prompt failed: "+capEcho(err.Error())
+		return resp
+	}
+}
+
+// encodePromptResult encodes r as a GetPromptResult for revision v, with
+// the 2026-07-28 envelope fields (resultType, serverInfo; a prompt is not
+// cacheable, so no ttlMs or cacheScope) when v is the latest revision. A
+// result without messages, or with a role other than "user" and
+// "assistant", is the prompt's mistake: an error.
+func encodePromptResult(r *PromptResult, v revision, serverMeta []byte) ([]byte, error) {
+	if len(r.Messages) == 0 {
+		return nil, errors.New("no messages: Get must return at least one")
+	}
+	size := 64 + len(r.Description) + len(serverMeta)
+	for i := range r.Messages {
+		c := &r.Messages[i].Content
+		size += 80 + len(c.Text) + len(c.URI) + len(c.Data)*4/3
+	}
+	dst := make([]byte, 0, size)
+	if v.envelope() {
+		dst = append(dst, `{"resultType":"complete",`...)
+	} else {
+		dst = append(dst, '{')
+	}
+	if r.Description != "" {
+		dst = append(dst, `"description":`...)
+		dst = appendString(dst, r.Description)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"messages":[`...)
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, fmt.Errorf("message %d has role %q, not \"user\" or \"assistant\"", i, m.Role)
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"role":"`...)
+		dst = append(dst, m.Role...)
+		dst = append(dst, `","content":`...)
+		var err error
+		if dst, err = appendContent(dst, &m.Content); err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	if v.envelope() {
+		dst = append(dst, ',')
+		dst = append(dst, serverMeta...)
+	}
+	return append(dst, '}'), nil
+}

@@ -1,0 +1,278 @@
+package mcpmw
+
+import (
+	"context"
+	"fmt"
+)
+
+// A Prompt is a message template a caller's user picks by name (a slash
+// command, say): the server fills it in from the arguments the client
+// sends and returns the messages to put into the conversation. Like a
+// Tool, it is a plain value: build it with a struct literal and add it to
+// a Registry with AddPrompts at startup.
+type Prompt struct {
+	// Name identifies the prompt: 1 to 64 characters of [A-Za-z0-9_.-],
+	// unique among the registry's prompts (a tool may share it).
+	Name string
+	// Title is an optional display name; Description says what the prompt
+	// is for.
+	Title, Description string
+	// Icons are optional images for the prompt; 2025-06-18 clients get none.
+	Icons []Icon
+	// Arguments are what the prompt is filled in from, in the order a
+	// client should ask for them.
+	Arguments []PromptArgument
+	// Permission is what a caller must be able to do (Caller.Can) to see
+	// the prompt in prompts/list and to get it. It is required, as for a
+	// Tool.
+	Permission Permission
+	// Get builds the messages. args holds the arguments the client sent:
+	// every Required one is there (a request without one is refused before
+	// Get runs); others may be missing, and names the prompt does not
+	// declare are passed on as sent. It returns the messages, or an error:
+	//   - an *ArgError becomes -32602 with its text, naming the argument;
+	//   - an *Error is sent as that JSON-RPC error;
+	//   - any other error becomes -32603 "Internal error" and a log line;
+	//     its text is not sent to the client.
+	// Get may Ask the client for input, as a tool does.
+	Get func(ctx context.Context, c Caller, args map[string]string) (PromptResult, error)
+	// Complete suggests values of an argument, by the argument's name, for
+	// completion/complete. Each key must name one of Arguments.
+	Complete map[string]Completer
+}
+
+// A PromptArgument is one value a prompt is filled in from. Its value is
+// always a string.
+type PromptArgument struct {
+	// Name is the key of the argument in prompts/get's arguments.
+	Name string
+	// Title is an optional display name; Description tells the user what
+	// to enter.
+	Title, Description string
+	// Required arguments must be sent: prompts/get without one is refused
+	// with -32602 naming it.
+	Required bool
+}
+
+// A PromptResult is what a prompt's Get returns: the messages, and an
+// optional description of this rendering of the prompt.
+type PromptResult struct {
+	Description string
+	// Messages are sent in order; there must be at least one.
+	Messages []PromptMessage
+}
+
+// A PromptMessage is one message of a prompt: who says it, and one content
+// block of any kind (TextContent, ImageContent, AudioContent, ResourceLink,
+// EmbeddedResource).
+type PromptMessage struct {
+	Role    string // "user" or "assistant"
+	Content Content
+}
+
+// UserMessage returns a message of the user saying c.
+func UserMessage(c Content) PromptMessage { return PromptMessage{Role: "user", Content: c} }
+
+// AssistantMessage returns a message of the assistant saying c.
+func AssistantMessage(c Content) PromptMessage { return PromptMessage{Role: "assistant", Content: c} }
+
+// promptTable is an immutable snapshot of a Registry's prompts, with the
+// cache of its encoded prompts/list pages. It mirrors toolTable.
+type promptTable struct {
+	list    []*promptEntry
+	byName  map[string]*promptEntry
+	perms   []Permission       // distinct permissions, in order of first use
+	permIdx map[Permission]int // index into perms
+	pages   pageCache
+}
+
+// promptEntry is a registered prompt with its definition encoded for each
+// revision and the target a prompts/get naming it is checked against.
+type promptEntry struct {
+	Prompt
+	enc       [revisionCount][]byte // the definition, per revision
+	permIndex int                   // index of Permission in its table's perms
+	target    Target
+}
+
+var emptyPromptTable = &promptTable{}
+
+func (r *Registry) promptTable() *promptTable {
+	if t := r.prompts.Load(); t != nil {
+		return t
+	}
+	return emptyPromptTable
+}
+
+// AddPrompts registers prompts. It panics, with a message naming the
+// prompt, if a name is invalid or already taken by another prompt, if
+// Permission or Get is missing, if two arguments share a name, or if
+// Complete names an argument the prompt does not have. Such mistakes are
+// found at startup, never while serving. Handlers created with New before
+// the registry held any prompt do not serve prompts: add them first.
+func (r *Registry) AddPrompts(ps ...Prompt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.promptTable()
+	// Published entries are shared with running requests: carried over,
+	// never written to (the permission list only grows).
+	next := &promptTable{
+		list:    append(make([]*promptEntry, 0, len(old.list)+len(ps)), old.list...),
+		byName:  make(map[string]*promptEntry, len(old.list)+len(ps)),
+		perms:   append([]Permission(nil), old.perms...),
+		permIdx: make(map[Permission]int, len(old.perms)+1),
+	}
+	for k, v := range old.byName {
+		next.byName[k] = v
+	}
+	for k, v := range old.permIdx {
+		next.permIdx[k] = v
+	}
+	perms := make([]Permission, 0, len(ps))
+	for _, p := range ps {
+		e := preparePrompt(p)
+		if _, dup := next.byName[p.Name]; dup {
+			panic(fmt.Sprintf("mcpmw: prompt %q is registered twice", p.Name))
+		}
+		i, ok := next.permIdx[e.Permission]
+		if !ok {
+			i = len(next.perms)
+			next.perms = append(next.perms, e.Permission)
+			next.permIdx[e.Permission] = i
+		}
+		e.permIndex = i
+		next.list = append(next.list, e)
+		next.byName[e.Name] = e
+		perms = append(perms, e.Permission)
+	}
+	r.prompts.Store(next)
+	r.changed(PromptsListChanged, perms)
+}
+
+// RemovePrompts unregisters the prompts named, and reports how many were
+// registered. A request already running a removed prompt finishes; later
+// ones get "Unknown prompt". Listeners who could see a removed prompt are
+// told the list changed.
+func (r *Registry) RemovePrompts(names ...string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.promptTable()
+	gone := make(map[string]bool, len(names))
+	var perms []Permission
+	for _, n := range names {
+		if e := old.byName[n]; e != nil && !gone[n] {
+			gone[n] = true
+			perms = append(perms, e.Permission)
+		}
+	}
+	if len(gone) == 0 {
+		return 0
+	}
+	next := &promptTable{
+		list:    make([]*promptEntry, 0, len(old.list)-len(gone)),
+		byName:  make(map[string]*promptEntry, len(old.list)-len(gone)),
+		perms:   old.perms, // only grows: the kept entries' indices stay valid
+		permIdx: old.permIdx,
+	}
+	for _, e := range old.list {
+		if !gone[e.Name] {
+			next.list = append(next.list, e)
+			next.byName[e.Name] = e
+		}
+	}
+	r.prompts.Store(next)
+	r.changed(PromptsListChanged, perms)
+	return len(gone)
+}
+
+// promptByName returns the prompt registered under name: its target, for
+// the permission gate, and its completers (completion/complete).
+func (r *Registry) promptByName(name string) (*Target, map[string]Completer, bool) {
+	e := r.promptTable().byName[name]
+	if e == nil {
+		return nil, nil, false
+	}
+	return &e.target, e.Complete, true
+}
+
+// preparePrompt validates p and encodes its definition for each revision.
+func preparePrompt(p Prompt) *promptEntry {
+	if !validToolName(p.Name) {
+		panic(fmt.Sprintf("mcpmw: prompt name %q is invalid: use 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', '-'", p.Name))
+	}
+	if p.Permission == "" {
+		panic(fmt.Sprintf("mcpmw: prompt %q has no Permission; name one that every permitted caller has", p.Name))
+	}
+	if p.Get == nil {
+		panic(fmt.Sprintf("mcpmw: prompt %q has no Get func", p.Name))
+	}
+	declared := make(map[string]bool, len(p.Arguments))
+	for _, a := range p.Arguments {
+		switch {
+		case a.Name == "":
+			panic(fmt.Sprintf("mcpmw: prompt %q has an argument without a Name", p.Name))
+		case declared[a.Name]:
+			panic(fmt.Sprintf("mcpmw: prompt %q declares argument %q twice", p.Name, a.Name))
+		}
+		declared[a.Name] = true
+	}
+	for name, c := range p.Complete {
+		switch {
+		case !declared[name]:
+			panic(fmt.Sprintf("mcpmw: prompt %q: Complete names %q, which is not one of its Arguments", p.Name, name))
+		case c == nil:
+			panic(fmt.Sprintf("mcpmw: prompt %q: the Completer of %q is nil", p.Name, name))
+		}
+	}
+	// The entry keeps its own copy: prompts/get checks Required arguments
+	// against it long after the caller's slice may have changed.
+	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
+	e := &promptEntry{Prompt: p, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
+	for v := range revisionCount {
+		e.enc[v] = appendPromptDef(nil, &p, v)
+	}
+	return e
+}
+
+// appendPromptDef appends the Prompt object of p's definition for
+// revision v to dst.
+func appendPromptDef(dst []byte, p *Prompt, v revision) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, p.Name)
+	if p.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendString(dst, p.Title)
+	}
+	if p.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendString(dst, p.Description)
+	}
+	if len(p.Icons) > 0 && v.icons() {
+		dst = append(dst, `,"icons":`...)
+		dst = appendIcons(dst, p.Icons)
+	}
+	if len(p.Arguments) > 0 {
+		dst = append(dst, `,"arguments":[`...)
+		for i, a := range p.Arguments {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"name":`...)
+			dst = appendString(dst, a.Name)
+			if a.Title != "" {
+				dst = append(dst, `,"title":`...)
+				dst = appendString(dst, a.Title)
+			}
+			if a.Description != "" {
+				dst = append(dst, `,"description":`...)
+				dst = appendString(dst, a.Description)
+			}
+			if a.Required {
+				dst = append(dst, `,"required":true`...)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
