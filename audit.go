@@ -54,9 +54,13 @@ type CallRecord struct {
 	Caller    Caller // nil when authentication did not succeed
 	AuthError error  // why authentication failed, if it did
 
-	Method    string          // the JSON-RPC method; "" when the body was not read or not understood, and for a client's answer POST (a JSON-RPC response, see Ask)
-	RequestID string          // the JSON-RPC id exactly as sent (of an answer POST: the server's request it answers), "" for notifications
-	Tool      string          // the tool name of a tools/call
+	Method    string // the JSON-RPC method; "" when the body was not read or not understood, and for a client's answer POST (a JSON-RPC response, see Ask)
+	RequestID string // the JSON-RPC id exactly as sent (of an answer POST: the server's request it answers), "" for notifications
+	// Target is what the request acted on: the tool of a tools/call, the
+	// prompt of a prompts/get, the URI of a resources/read, the prompt or
+	// URI template a completion/complete completes.
+	Target    string
+	Tool      string          // the tool name of a tools/call (its Target), kept for tool-centred dashboards
 	Arguments json.RawMessage // the tools/call arguments as sent; do not modify
 
 	ProtocolVersion string // the revision the request spoke, as declared (an answer POST's: its MCP-Protocol-Version header)
@@ -101,7 +105,7 @@ func (rec CallRecord) LogValue() slog.Value {
 	if rec.ErrorCode != 0 {
 		attrs = append(attrs, slog.Int("error_code", rec.ErrorCode))
 	}
-	attrs = append(attrs, slog.String("tool", rec.Tool), callerAttr(rec.Caller))
+	attrs = append(attrs, slog.String("tool", rec.Tool), slog.String("target", rec.Target), callerAttr(rec.Caller))
 	if rec.RequestID != "" {
 		attrs = append(attrs, slog.String("request_id", rec.RequestID))
 	}

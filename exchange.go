@@ -25,7 +25,7 @@ type exchange struct {
 	authErr  error           // why authentication failed, if it did
 	env      envelope        // the body's JSON-RPC envelope, as far as it was read
 	args     json.RawMessage // a tools/call's arguments, as sent
-	tool     string          // a tools/call's tool name, as sent (capped)
+	target   string          // the tool, prompt or resource URI the request names, as sent (capped)
 	req      *Request        // set once the request was parsed: &reqv
 	reqv     Request
 	info     callInfo        // what a method's context carries (see callKey)

@@ -217,12 +217,19 @@ func (h *Handler) serve(x *exchange) answer {
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req
 	a = parseRequest(req, env, caller, x.r.Header)
-	if req.Method == "tools/call" {
-		// What the client sent, for the record, whatever a middleware
-		// makes of the request later.
+	// What the client named and sent, for the record, whatever a
+	// middleware makes of the request later.
+	switch req.Method {
+	case "tools/call":
 		x.args = req.Param("arguments")
+		fallthrough
+	case "prompts/get":
 		if name, ok := req.StringParam("name"); ok {
-			x.tool = capEcho(name)
+			x.target = capEcho(name)
+		}
+	case "resources/read":
+		if uri, ok := req.StringParam("uri"); ok {
+			x.target = capEcho(uri)
 		}
 	}
 	if a != nil {

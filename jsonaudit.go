@@ -15,7 +15,7 @@ import (
 
 // JSONAuditor returns an Auditor that appends each record to w as one JSON
 // object per line, with the keys time, outcome, status, method, error_code
-// (omitted when there is none), tool, caller, request_id, client_ip,
+// (omitted when there is none), tool, target, caller, request_id, client_ip,
 // arguments (the JSON as sent when it is at most 1 KiB and valid UTF-8,
 // otherwise a string cut to 1 KiB), protocol_version, client_name,
 // client_version, auth_error, summary and duration_ms. Each line is written
@@ -85,6 +85,7 @@ func appendRecordJSON(dst []byte, rec *CallRecord) []byte {
 		dst = strconv.AppendInt(dst, int64(rec.ErrorCode), 10)
 	}
 	str("tool", rec.Tool)
+	str("target", rec.Target)
 	str("caller", callerString(rec.Caller))
 	if rec.RequestID != "" {
 		str("request_id", rec.RequestID)

@@ -23,7 +23,7 @@ func (x *exchange) record(a *answer) CallRecord {
 			rec.ProtocolVersion = capEcho(strings.TrimSpace(x.r.Header.Get(headerProtocolVersion)))
 		}
 		rec.ClientName, rec.ClientVersion = req.ClientName, req.ClientVersion
-		rec.Arguments, rec.Tool = x.args, x.tool
+		rec.Arguments, rec.Target = x.args, x.target
 	} else if x.env.response { // readEnvelope let only a legacy or absent header through
 		rec.ProtocolVersion = capEcho(strings.TrimSpace(x.r.Header.Get(headerProtocolVersion)))
 	}
@@ -32,8 +32,11 @@ func (x *exchange) record(a *answer) CallRecord {
 		resp = &Response{}
 	}
 	rec.Outcome, rec.Summary = resp.Outcome, resp.Summary
-	if resp.Target != "" && x.env.method == "tools/call" {
-		rec.Tool = resp.Target
+	if resp.Target != "" {
+		rec.Target = resp.Target
+	}
+	if x.env.method == "tools/call" {
+		rec.Tool = rec.Target
 	}
 	if resp.Error != nil {
 		rec.ErrorCode = resp.Error.Code
