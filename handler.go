@@ -80,6 +80,10 @@ func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
 		methods = append(methods, t.methods()...)
 	}
+	if reg != nil && reg.hasResources() {
+		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, asking: ask}
+		methods = append(methods, rm.methods()...)
+	}
 	return append(methods, o.Methods...)
 }
 

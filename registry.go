@@ -73,6 +73,7 @@ const (
 type Registry struct {
 	mu   sync.Mutex // serialises Add, Remove and watch
 	tabs atomic.Pointer[toolTable]
+	res  atomic.Pointer[resourceTable] // resources and resource templates (resources.go)
 	// watchers are told about every change, as the Event list_changed
 	// listeners receive; handlers serving the registry watch it.
 	watchers atomic.Pointer[[]func(Event)]
