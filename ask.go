@@ -146,14 +146,14 @@ func withRound(ctx context.Context, r round) (context.Context, *round) {
 // answer POST arrives (see Options.AskTimeout); it returns the result, or
 // an *AskError when the client answers with an error, does not answer in
 // time or cannot be asked. The tool runs once, so a key asked twice is
-// asked once. Outside a tools/call or prompts/get Ask returns an error. Call Ask, and
-// SetRoundState, from the tool's own goroutine, one call at a time: a
-// round is not safe for concurrent use.
+// asked once. Outside a tools/call, prompts/get or resources/read Ask
+// returns an error. Call Ask, and SetRoundState, from the tool's own
+// goroutine, one call at a time: a round is not safe for concurrent use.
 func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, error) {
 	r := roundFrom(ctx)
 	switch {
 	case r == nil:
-		return nil, errors.New("mcpmw: Ask outside a request that may ask (tools/call, prompts/get)")
+		return nil, errors.New("mcpmw: Ask outside a tools/call, prompts/get or resources/read")
 	case key == "":
 		return nil, errors.New("mcpmw: Ask needs a key")
 	case kindOf(req.Params) != kindObject || !json.Valid(req.Params):

@@ -85,6 +85,10 @@ func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 		p := &promptMethods{reg: reg, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
 		methods = append(methods, p.methods()...)
 	}
+	if reg != nil && reg.hasResources() {
+		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, asking: ask}
+		methods = append(methods, rm.methods()...)
+	}
 	return append(methods, o.Methods...)
 }
 

@@ -95,14 +95,14 @@ type pageFormat struct {
 
 // page answers tools/list for caller at offset off.
 func (f pageFormat) page(tab *toolTable, caller Caller, rev revision, off int) *Response {
-	return listPage(f, "tools", tab.list, tab.perms, &tab.pages, caller, rev, off)
+	return cachedPage(f, "tools", tab.list, tab.perms, &tab.pages, caller, rev, off)
 }
 
-// listPage answers a list request (tools/list: member "tools") for caller
+// cachedPage answers a list request (tools/list: member "tools") for caller
 // at offset off: the cached page of the entries of list the caller's
 // permissions show, built on first use. perms and pages are list's
 // table's.
-func listPage[E listEntry](f pageFormat, member string, list []E, perms []Permission, pages *pageCache, caller Caller, rev revision, off int) *Response {
+func cachedPage[E listEntry](f pageFormat, member string, list []E, perms []Permission, pages *pageCache, caller Caller, rev revision, off int) *Response {
 	var keyBuf [64]byte
 	key := pageKey(keyBuf[:0], perms, caller, rev, off)
 	p := pages.get(key)

@@ -35,7 +35,7 @@ func (p *promptMethods) list(_ context.Context, req *Request) *Response {
 	}
 	f := pageFormat{size: p.pageSize, ttlMs: p.ttl.Milliseconds(), serverMeta: p.ad.serverMeta}
 	tab := p.reg.promptTable()
-	return listPage(f, "prompts", tab.list, tab.perms, &tab.pages, req.Caller, req.revision(), off)
+	return cachedPage(f, "prompts", tab.list, tab.perms, &tab.pages, req.Caller, req.revision(), off)
 }
 
 // target finds the prompt a prompts/get names.

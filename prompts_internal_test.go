@@ -83,8 +83,8 @@ func TestPromptPagesAreCachedPerTable(t *testing.T) {
 	f := pageFormat{size: 10}
 	tools, prompts := reg.table(), reg.promptTable()
 	var caller everything
-	r1 := listPage(f, "prompts", prompts.list, prompts.perms, &prompts.pages, caller, rev20251125, 0)
-	r2 := listPage(f, "prompts", prompts.list, prompts.perms, &prompts.pages, caller, rev20251125, 0)
+	r1 := cachedPage(f, "prompts", prompts.list, prompts.perms, &prompts.pages, caller, rev20251125, 0)
+	r2 := cachedPage(f, "prompts", prompts.list, prompts.perms, &prompts.pages, caller, rev20251125, 0)
 	assert.Equal(t, `{"prompts":[{"name":"p"}]}`, string(r1.Result))
 	assert.Same(t, &r1.Result[0], &r2.Result[0], "the second list reuses the page")
 	rt := f.page(tools, caller, rev20251125, 0)

@@ -75,6 +75,7 @@ type Registry struct {
 	tabs atomic.Pointer[toolTable]
 	// prompts is the registry's prompts (prompts.go), published like tabs.
 	prompts atomic.Pointer[promptTable]
+	res     atomic.Pointer[resourceTable] // resources and resource templates (resources.go)
 	// watchers are told about every change, as the Event list_changed
 	// listeners receive; handlers serving the registry watch it.
 	watchers atomic.Pointer[[]func(Event)]

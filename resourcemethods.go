@@ -1,0 +1,407 @@
+package mcpmw
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// resourceMethods serves the resources capability from a Registry:
+// resources/list, resources/templates/list, resources/read, and on the
+// legacy revisions resources/subscribe and resources/unsubscribe, which a
+// stateless endpoint accepts and cannot remember.
+type resourceMethods struct {
+	asking   *asking // rounds of asking the client (Ask)
+	reg      *Registry
+	pageSize int
+	ttl      time.Duration
+	ad       *advertisement // for serverInfo in results
+}
+
+func (m *resourceMethods) methods() []Method {
+	legacy := []string{Version20251125, Version20250618}
+	return []Method{
+		{Name: "resources/list", Capability: "resources", Handle: m.list},
+		{Name: "resources/templates/list", Capability: "resources", Handle: m.templatesList},
+		{Name: "resources/read", Capability: "resources", Streams: true, Target: m.target, Handle: m.read},
+		{Name: "resources/subscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe},
+		{Name: "resources/unsubscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe},
+	}
+}
+
+// Cursor prefixes: a cursor of one list is no cursor of another.
+const (
+	resourcesCursor = "resources:"
+	templatesCursor = "templates:"
+)
+
+// listPage collects one page of a list: at most size entries after
+// skipping off visible ones, and whether there are more.
+type listPage struct {
+	size, off int
+	seen      int // visible entries skipped so far
+	n         int // entries on the page
+	next      int // the next page's offset, or -1
+	body      []byte
+}
+
+// take reports whether the page has room for one more visible entry (and
+// counts it), skipping those before the offset; once it is full it
+// records where the next page starts.
+func (p *listPage) take() bool {
+	if p.next >= 0 {
+		return false
+	}
+	if p.seen < p.off {
+		p.seen++
+		return false
+	}
+	if p.n == p.size {
+		p.next = p.off + p.n
+		return false
+	}
+	if p.n > 0 {
+		p.body = append(p.body, ',')
+	}
+	p.n++
+	return true
+}
+
+// full reports whether the page found its last entry and the next one.
+func (p *listPage) full() bool { return p.next >= 0 }
+
+// start begins a page's result object with the list member named member.
+func (m *resourceMethods) start(p *listPage, rev revision, member string, size int) {
+	p.next = -1
+	p.body = make([]byte, 0, size+128+len(m.ad.serverMeta))
+	if rev.envelope() {
+		p.body = append(p.body, `{"resultType":"complete",`...)
+	} else {
+		p.body = append(p.body, '{')
+	}
+	p.body = appendString(p.body, member)
+	p.body = append(p.body, ":["...)
+}
+
+// finish closes a page: the next cursor and, on 2026-07-28, the list
+// envelope. It refuses a cursor past the end of the list.
+func (m *resourceMethods) finish(p *listPage, rev revision, prefix, what string) *Response {
+	if p.seen < p.off {
+		return ErrorResponse(CodeInvalidParams, "Invalid params: cursor is past the end of the list; list again without a cursor")
+	}
+	p.body = append(p.body, ']')
+	if p.next >= 0 {
+		p.body = append(p.body, `,"nextCursor":`...)
+		p.body = appendString(p.body, encodeListCursor(prefix, p.next))
+	}
+	if rev.envelope() {
+		p.body = append(p.body, `,"ttlMs":`...)
+		p.body = strconv.AppendInt(p.body, m.ttl.Milliseconds(), 10)
+		p.body = append(p.body, `,"cacheScope":"private",`...)
+		p.body = append(p.body, m.ad.serverMeta...)
+	}
+	p.body = append(p.body, '}')
+	return &Response{Result: p.body, Summary: "listed " + strconv.Itoa(p.n) + " " + what, encoded: true}
+}
+
+// list answers resources/list: the direct resources the caller may see,
+// in registration order, then the entries of each permitted template's
+// List, one page at a time. A template's List runs only when the page
+// reaches past the direct resources.
+func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
+	off, resp := listCursor(req, resourcesCursor)
+	if resp != nil {
+		return resp
+	}
+	tab, rev, c := m.reg.resources(), req.revision(), req.Caller
+	can := make([]int8, len(tab.perms)) // Caller.Can once per distinct permission: 0 unknown, 1 yes, -1 no
+	size := 0
+	for _, e := range tab.list {
+		size += len(e.enc[rev]) + 1
+	}
+	p := listPage{size: m.pageSize, off: off}
+	m.start(&p, rev, "resources", min(size, 64<<10))
+	for _, e := range tab.list {
+		if can[e.permIndex] == 0 {
+			can[e.permIndex] = -1
+			if c.Can(e.Permission) {
+				can[e.permIndex] = 1
+			}
+		}
+		if can[e.permIndex] > 0 && p.take() {
+			p.body = append(p.body, e.enc[rev]...)
+		}
+		if p.full() {
+			break
+		}
+	}
+	for _, t := range tab.templates {
+		if p.full() {
+			break
+		}
+		if t.List == nil || !c.Can(t.Permission) {
+			continue
+		}
+		entries, err := t.List(ctx, c)
+		if err != nil {
+			resp := ErrorResponse(CodeInternalError, "Internal error")
+			resp.Cause = fmt.Errorf("resource template %q: List: %w", t.URITemplate, err)
+			return resp
+		}
+		for i := range entries {
+			r := &entries[i]
+			if r.Permission != "" && r.Permission != t.Permission && !c.Can(r.Permission) {
+				continue
+			}
+			if !p.take() {
+				if p.full() {
+					break
+				}
+				continue
+			}
+			if err := checkResource(r, false); err != nil {
+				resp := ErrorResponse(CodeInternalError, "Internal error")
+				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %v", t.URITemplate, r.URI, err)
+				return resp
+			}
+			if p.body, err = appendResourceDef(p.body, r, rev); err != nil {
+				resp := ErrorResponse(CodeInternalError, "Internal error")
+				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %w", t.URITemplate, r.URI, err)
+				return resp
+			}
+		}
+	}
+	return m.finish(&p, rev, resourcesCursor, "resources")
+}
+
+// templatesList answers resources/templates/list: the templates the
+// caller may use, in registration order.
+func (m *resourceMethods) templatesList(_ context.Context, req *Request) *Response {
+	off, resp := listCursor(req, templatesCursor)
+	if resp != nil {
+		return resp
+	}
+	tab, rev := m.reg.resources(), req.revision()
+	size := 0
+	for _, t := range tab.templates {
+		size += len(t.enc[rev]) + 1
+	}
+	p := listPage{size: m.pageSize, off: off}
+	m.start(&p, rev, "resourceTemplates", size)
+	for _, t := range tab.templates {
+		if req.Caller.Can(t.Permission) && p.take() {
+			p.body = append(p.body, t.enc[rev]...)
+		}
+		if p.full() {
+			break
+		}
+	}
+	return m.finish(&p, rev, templatesCursor, "resource templates")
+}
+
+// listCursor reads the cursor of a list request whose cursors start with
+// prefix.
+func listCursor(req *Request, prefix string) (int, *Response) {
+	switch raw := req.Param("cursor"); kindOf(raw) {
+	case kindNone, kindNull:
+		return 0, nil
+	case kindString:
+		s, _ := unquote(raw)
+		off, ok := decodeListCursor(prefix, s)
+		if !ok {
+			return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor "+quoteEcho(s)+" is not one this server issued for "+req.Method+"; list again without a cursor")
+		}
+		return off, nil
+	default:
+		return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor must be a string")
+	}
+}
+
+func encodeListCursor(prefix string, off int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(prefix + strconv.Itoa(off)))
+}
+
+func decodeListCursor(prefix, s string) (int, bool) {
+	if s == "" {
+		return 0, true
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || !strings.HasPrefix(string(b), prefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b[len(prefix):]))
+	if err != nil || n < 0 || encodeListCursor(prefix, n) != s { // only the exact form this server issues
+		return 0, false
+	}
+	return n, true
+}
+
+// readURI reads the uri of a resources/read.
+func readURI(req *Request) (string, *Response) {
+	uri, ok := req.StringParam("uri")
+	if !ok {
+		return "", ErrorResponse(CodeInvalidParams, "Invalid params: "+req.Method+" needs params.uri, the resource's URI as a string")
+	}
+	return uri, nil
+}
+
+// target finds the resource a resources/read names: a resource added under
+// exactly that URI, else the first template that matches it.
+func (m *resourceMethods) target(req *Request) (*Target, *Response) {
+	uri, resp := readURI(req)
+	if resp != nil {
+		return nil, resp
+	}
+	tab := m.reg.resources()
+	if e := tab.byURI[uri]; e != nil {
+		return &e.target, nil
+	}
+	if t := tab.matchTemplate(uri, nil); t != nil {
+		return &Target{Kind: "resource", Name: uri, Permission: t.Permission}, nil
+	}
+	return nil, resourceNotFound(req, uri)
+}
+
+// resourceNotFound is the answer to a read of a URI that names nothing:
+// -32602 on 2026-07-28, -32002 on the legacy revisions, with the URI
+// (capped) in data.
+func resourceNotFound(req *Request, uri string) *Response {
+	code := CodeInvalidParams
+	if req.revision().legacy() {
+		code = CodeResourceNotFound
+	}
+	echo := capEcho(uri)
+	data := appendString(append(make([]byte, 0, len(echo)+16), `{"uri":`...), echo)
+	return &Response{
+		Error:   &Error{Code: code, Message: "Resource not found: " + echo, Data: json.RawMessage(append(data, '}'))},
+		Target:  echo,
+		Summary: "resource not found",
+	}
+}
+
+// read answers resources/read. The handler checked the caller's permission
+// before the middleware ran; when a middleware has since pointed the
+// request elsewhere, the permission is checked again here.
+func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
+	uri, resp := readURI(req)
+	if resp != nil {
+		return resp
+	}
+	tab := m.reg.resources()
+	e := tab.byURI[uri]
+	var t *templateEntry
+	var vars map[string]string
+	var target *Target
+	if e != nil {
+		target = &e.target
+	} else {
+		vars = map[string]string{}
+		if t = tab.matchTemplate(uri, vars); t == nil {
+			return resourceNotFound(req, uri)
+		}
+		target = &Target{Kind: "resource", Name: uri, Permission: t.Permission}
+	}
+	if at := admittedTarget(ctx); at != target && (at == nil || at.Name != uri || at.Permission != target.Permission) {
+		if !req.Caller.Can(target.Permission) {
+			return deniedResponse(target)
+		}
+	}
+	ctx, rnd, resp := m.asking.begin(ctx, req, uri)
+	if resp != nil {
+		return resp
+	}
+	var contents []ResourceContents
+	var err error
+	if e != nil {
+		contents, err = e.Read(ctx, req.Caller, uri)
+	} else {
+		contents, err = t.Read(ctx, req.Caller, uri, vars)
+	}
+	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
+		resp := ErrorResponse(CodeInternalError, "Request cancelled")
+		resp.Target, resp.Summary = capEcho(uri), "client went away: "+context.Cause(ctx).Error()
+		return resp
+	}
+	if resp, asked := m.asking.inputRequired(req, uri, rnd, err); asked {
+		resp.Target = capEcho(uri)
+		return resp
+	}
+	if err != nil {
+		return readError(req, uri, err)
+	}
+	if len(contents) == 0 {
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause = capEcho(uri), fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", uri)
+		return resp
+	}
+	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
+		Summary: "read " + strconv.Itoa(len(contents)) + " content(s)", encoded: true}
+}
+
+// readError turns an error a Read returned into its Response.
+func readError(req *Request, uri string, err error) *Response {
+	var je *Error
+	var ke *AskError
+	switch {
+	case errors.Is(err, ErrResourceNotFound):
+		return resourceNotFound(req, uri)
+	case errors.As(err, &je):
+		return &Response{Error: je, Target: capEcho(uri), Summary: capEcho(je.Message)}
+	case errors.As(err, &ke):
+		// A legacy client that would not or could not answer what the read
+		// asked: nothing failed on this side, so nothing is logged.
+		resp := ErrorResponse(CodeInternalError, "The resource could not be read: "+ke.Error())
+		resp.Target, resp.Summary = capEcho(uri), capEcho(ke.Error())
+		return resp
+	default:
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Cause, resp.Summary = capEcho(uri), err, "read failed: "+capEcho(err.Error())
+		return resp
+	}
+}
+
+// encodeRead encodes a ReadResourceResult for revision v.
+func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v revision) []byte {
+	size := 96 + len(m.ad.serverMeta)
+	for i := range contents {
+		c := &contents[i]
+		size += 48 + len(c.URI) + len(uri) + len(c.MimeType) + len(c.Text) + len(c.Text)/8 + len(c.Blob)*4/3
+	}
+	dst := make([]byte, 0, size)
+	if v.envelope() {
+		dst = append(dst, `{"resultType":"complete","contents":[`...)
+	} else {
+		dst = append(dst, `{"contents":[`...)
+	}
+	for i := range contents {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendContents(dst, &contents[i], uri)
+	}
+	dst = append(dst, ']')
+	if v.envelope() {
+		dst = append(dst, `,"ttlMs":`...)
+		dst = strconv.AppendInt(dst, m.ttl.Milliseconds(), 10)
+		dst = append(dst, `,"cacheScope":"private",`...)
+		dst = append(dst, m.ad.serverMeta...)
+	}
+	return append(dst, '}')
+}
+
+// subscribe answers a legacy resources/subscribe or unsubscribe with {}: a
+// stateless endpoint keeps no subscriptions (a 2026-07-28 client names the
+// URIs it watches on subscriptions/listen instead).
+func (m *resourceMethods) subscribe(_ context.Context, req *Request) *Response {
+	uri, resp := readURI(req)
+	if resp != nil {
+		return resp
+	}
+	return &Response{Result: json.RawMessage("{}"), Target: capEcho(uri), encoded: true,
+		Summary: "accepted; a stateless endpoint keeps no subscriptions"}
+}

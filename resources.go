@@ -1,0 +1,462 @@
+package mcpmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// A Resource is data a client may read by URI: a file, a record, a
+// document. Register it with Registry.AddResources; a caller holding its
+// Permission sees it in resources/list and may read it (resources/read).
+type Resource struct {
+	// URI identifies the resource: an absolute URI ("notes://3",
+	// "file:///etc/motd"). Name is its short name; Title an optional
+	// display name; Description tells the model what is in it.
+	URI, Name, Title, Description string
+	// MimeType is the type of its contents, when known.
+	MimeType string
+	// Size is its size in bytes; 0 means unknown (left off the wire).
+	Size int64
+	// Icons are optional images for it; 2025-06-18 clients get none.
+	Icons []Icon
+	// Annotations tell a client how to use it (audience, priority, last
+	// modification).
+	Annotations *ContentAnnotations
+	// Permission is what a caller must be able to do (Caller.Can) to see
+	// and read the resource. It is required, as for tools. An entry a
+	// template's List returns may leave it empty: the template's applies.
+	Permission Permission
+	// Read returns the contents. Required for a resource added directly;
+	// nil for the entries a template's List returns (those are read
+	// through the template). It returns:
+	//   - an error wrapping ErrResourceNotFound: the not-found answer;
+	//   - an *Error: sent as that JSON-RPC error;
+	//   - any other error: -32603 "Internal error" and a log line; its
+	//     text is not sent to the client.
+	// It may ask the client for input with Ask, as a tool does.
+	Read func(ctx context.Context, c Caller, uri string) ([]ResourceContents, error)
+}
+
+// ResourceContents is one item a resource read returns: text, or binary
+// data when Blob is not nil (sent base64-encoded). A URI left empty is the
+// URI that was read.
+type ResourceContents struct {
+	URI, MimeType string
+	Text          string // a text resource
+	Blob          []byte // a binary one when non-nil: sent base64 as "blob"
+}
+
+// TextContents returns the contents of a text resource.
+func TextContents(uri, mimeType, text string) ResourceContents {
+	return ResourceContents{URI: uri, MimeType: mimeType, Text: text}
+}
+
+// BlobContents returns the contents of a binary resource.
+func BlobContents(uri, mimeType string, data []byte) ResourceContents {
+	if data == nil {
+		data = []byte{} // still binary: an empty blob, not an empty text
+	}
+	return ResourceContents{URI: uri, MimeType: mimeType, Blob: data}
+}
+
+// A ResourceTemplate is a family of resources whose URIs follow an RFC
+// 6570 template, such as "notes://{id}": a resources/read of a URI no
+// resource was added under is read through the first template (in order
+// of registration) it matches, with the template's variables.
+type ResourceTemplate struct {
+	// URITemplate is the template: literals and {var} (a value without
+	// '/', '?' or '#') or {+var} (any value) expressions, two variables
+	// always separated by a literal.
+	URITemplate string
+	// Name, Title, Description and MimeType describe the resources the
+	// template names, as for a Resource.
+	Name, Title, Description, MimeType string
+	Icons                              []Icon
+	Annotations                        *ContentAnnotations
+	// Permission is what a caller must hold to see the template and to read
+	// any resource through it. It is required.
+	Permission Permission
+	// Read returns the contents of uri, whose variables are in vars
+	// (percent-decoded). Its errors are those of Resource.Read; a uri that
+	// matches but names nothing is an error wrapping ErrResourceNotFound.
+	// It is required.
+	Read func(ctx context.Context, c Caller, uri string, vars map[string]string) ([]ResourceContents, error)
+	// List, optional, returns the concrete resources of this template the
+	// caller may see (e.g. the caller's tenant's records); resources/list
+	// shows them after the direct resources, for callers holding
+	// Permission. An entry's Permission may be left empty (the template's
+	// applies); one that names another permission is shown only to callers
+	// holding that one too. Its Read is not used.
+	List func(ctx context.Context, c Caller) ([]Resource, error)
+	// Complete suggests values of a variable by name (completion/complete).
+	Complete map[string]Completer
+}
+
+// ErrResourceNotFound is what a Read returns (or wraps) for a resource that
+// does not exist: the client gets the same answer as for a URI nothing
+// matches.
+var ErrResourceNotFound = errors.New("mcpmw: resource not found")
+
+// CodeResourceNotFound is the error code of a resource not found on the
+// legacy revisions; 2026-07-28 answers -32602 (CodeInvalidParams).
+const CodeResourceNotFound = -32002
+
+// resourceTable is an immutable snapshot of a Registry's resources and
+// templates.
+type resourceTable struct {
+	list       []*resourceEntry
+	byURI      map[string]*resourceEntry
+	templates  []*templateEntry
+	byTemplate map[string]*templateEntry
+	perms      []Permission       // distinct permissions of list, in order of first use
+	permIdx    map[Permission]int // index into perms
+}
+
+// resourceEntry is a resource with its definition encoded per revision and
+// what a resources/read of it is checked against.
+type resourceEntry struct {
+	Resource
+	enc       [revisionCount][]byte
+	permIndex int
+	target    Target
+}
+
+// templateEntry is a template, parsed, with its definition encoded per
+// revision and the target a completion of its variables is checked
+// against.
+type templateEntry struct {
+	ResourceTemplate
+	tmpl   *uriTemplate
+	enc    [revisionCount][]byte
+	target Target
+}
+
+var emptyResourceTable = &resourceTable{}
+
+func (r *Registry) resources() *resourceTable {
+	if t := r.res.Load(); t != nil {
+		return t
+	}
+	return emptyResourceTable
+}
+
+// hasResources reports whether the registry holds a resource or a
+// template: the resources capability is served exactly then.
+func (r *Registry) hasResources() bool {
+	t := r.resources()
+	return len(t.list)+len(t.templates) > 0
+}
+
+// clone returns a copy of t to change: the entries, already shared with
+// running requests, are carried over as they are.
+func (t *resourceTable) clone(extraList, extraTemplates int) *resourceTable {
+	next := &resourceTable{
+		list:       append(make([]*resourceEntry, 0, len(t.list)+extraList), t.list...),
+		byURI:      make(map[string]*resourceEntry, len(t.list)+extraList),
+		templates:  append(make([]*templateEntry, 0, len(t.templates)+extraTemplates), t.templates...),
+		byTemplate: make(map[string]*templateEntry, len(t.templates)+extraTemplates),
+		perms:      append([]Permission(nil), t.perms...),
+		permIdx:    make(map[Permission]int, len(t.perms)+1),
+	}
+	for k, v := range t.byURI {
+		next.byURI[k] = v
+	}
+	for k, v := range t.byTemplate {
+		next.byTemplate[k] = v
+	}
+	for k, v := range t.permIdx {
+		next.permIdx[k] = v
+	}
+	return next
+}
+
+// AddResources registers resources. It panics, with a message naming the
+// resource, if a URI is not absolute or already taken, if Name,
+// Permission or Read is missing, or if its annotations cannot be encoded.
+// Watchers (subscriptions/listen) holding a permission of them are told
+// the list changed.
+func (r *Registry) AddResources(rs ...Resource) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := r.resources().clone(len(rs), 0)
+	perms := make([]Permission, 0, len(rs))
+	for _, res := range rs {
+		e := prepareResource(res)
+		if _, dup := next.byURI[e.URI]; dup {
+			panic(fmt.Sprintf("mcpmw: resource %q is registered twice", e.URI))
+		}
+		i, ok := next.permIdx[e.Permission]
+		if !ok {
+			i = len(next.perms)
+			next.perms = append(next.perms, e.Permission)
+			next.permIdx[e.Permission] = i
+		}
+		e.permIndex = i
+		next.list = append(next.list, e)
+		next.byURI[e.URI] = e
+		perms = append(perms, e.Permission)
+	}
+	r.res.Store(next)
+	r.changed(ResourcesListChanged, perms)
+}
+
+// AddResourceTemplates registers resource templates. It panics, with a
+// message naming the template, if a template does not parse or is already
+// registered, if Name, Permission or Read is missing, or if Complete names
+// a variable the template does not have.
+func (r *Registry) AddResourceTemplates(ts ...ResourceTemplate) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := r.resources().clone(0, len(ts))
+	perms := make([]Permission, 0, len(ts))
+	for _, t := range ts {
+		e := prepareTemplate(t)
+		if _, dup := next.byTemplate[e.URITemplate]; dup {
+			panic(fmt.Sprintf("mcpmw: resource template %q is registered twice", e.URITemplate))
+		}
+		next.templates = append(next.templates, e)
+		next.byTemplate[e.URITemplate] = e
+		perms = append(perms, e.Permission)
+	}
+	r.res.Store(next)
+	r.changed(ResourcesListChanged, perms)
+}
+
+// RemoveResources unregisters the resources with these URIs and reports
+// how many were registered. A read already running finishes; later ones
+// are not found (or read through a template the URI matches).
+func (r *Registry) RemoveResources(uris ...string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.resources()
+	gone := make(map[string]bool, len(uris))
+	var perms []Permission
+	for _, u := range uris {
+		if e := old.byURI[u]; e != nil && !gone[u] {
+			gone[u] = true
+			perms = append(perms, e.Permission)
+		}
+	}
+	if len(gone) == 0 {
+		return 0
+	}
+	next := old.clone(0, 0)
+	next.list = next.list[:0]
+	for _, e := range old.list {
+		if gone[e.URI] {
+			delete(next.byURI, e.URI)
+			continue
+		}
+		next.list = append(next.list, e)
+	}
+	r.res.Store(next)
+	r.changed(ResourcesListChanged, perms)
+	return len(gone)
+}
+
+// RemoveResourceTemplates unregisters the templates given by their
+// URITemplate and reports how many were registered.
+func (r *Registry) RemoveResourceTemplates(uriTemplates ...string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.resources()
+	gone := make(map[string]bool, len(uriTemplates))
+	var perms []Permission
+	for _, u := range uriTemplates {
+		if e := old.byTemplate[u]; e != nil && !gone[u] {
+			gone[u] = true
+			perms = append(perms, e.Permission)
+		}
+	}
+	if len(gone) == 0 {
+		return 0
+	}
+	next := old.clone(0, 0)
+	next.templates = next.templates[:0]
+	for _, e := range old.templates {
+		if gone[e.URITemplate] {
+			delete(next.byTemplate, e.URITemplate)
+			continue
+		}
+		next.templates = append(next.templates, e)
+	}
+	r.res.Store(next)
+	r.changed(ResourcesListChanged, perms)
+	return len(gone)
+}
+
+// templateByURI returns the template registered under exactly
+// uriTemplate: the target a caller's permission is checked against, and
+// its completers.
+func (r *Registry) templateByURI(uriTemplate string) (*Target, map[string]Completer, bool) {
+	e := r.resources().byTemplate[uriTemplate]
+	if e == nil {
+		return nil, nil, false
+	}
+	return &e.target, e.Complete, true
+}
+
+// matchTemplate returns the first template uri matches, filling vars
+// when it is not nil.
+func (t *resourceTable) matchTemplate(uri string, vars map[string]string) *templateEntry {
+	for _, e := range t.templates {
+		if e.tmpl.match(uri, vars) {
+			return e
+		}
+	}
+	return nil
+}
+
+// prepareResource validates res and encodes its definition per revision.
+func prepareResource(res Resource) *resourceEntry {
+	if err := checkResource(&res, true); err != nil {
+		panic(fmt.Sprintf("mcpmw: resource %q: %v", res.URI, err))
+	}
+	if res.Read == nil {
+		panic(fmt.Sprintf("mcpmw: resource %q has no Read func", res.URI))
+	}
+	e := &resourceEntry{Resource: res, target: Target{Kind: "resource", Name: res.URI, Permission: res.Permission}}
+	for v := range revisionCount {
+		enc, err := appendResourceDef(nil, &res, v)
+		if err != nil {
+			panic(fmt.Sprintf("mcpmw: resource %q: %v", res.URI, err))
+		}
+		e.enc[v] = enc
+	}
+	return e
+}
+
+// checkResource checks what every listed resource needs: an absolute URI,
+// a name, and, when needPermission (not for a template's List entries), a
+// permission.
+func checkResource(res *Resource, needPermission bool) error {
+	switch {
+	case !hasScheme(res.URI):
+		return errors.New("the URI must be absolute, starting with a scheme such as \"notes:\"")
+	case res.Name == "":
+		return errors.New("it has no Name")
+	case res.Permission == "" && needPermission:
+		return errors.New("it has no Permission; name one that every permitted caller has")
+	}
+	return nil
+}
+
+// hasScheme reports whether uri starts with an RFC 3986 scheme and ':'.
+func hasScheme(uri string) bool {
+	for i := 0; i < len(uri); i++ {
+		c := uri[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// prepareTemplate validates t, parses its template and encodes its
+// definition per revision.
+func prepareTemplate(t ResourceTemplate) *templateEntry {
+	fail := func(format string, a ...any) {
+		panic(fmt.Sprintf("mcpmw: resource template %q: ", t.URITemplate) + fmt.Sprintf(format, a...))
+	}
+	tmpl, err := parseURITemplate(t.URITemplate)
+	switch {
+	case err != nil:
+		fail("%v", err)
+	case !hasScheme(t.URITemplate):
+		fail("the template must be of absolute URIs, starting with a scheme such as \"notes:\"")
+	case t.Name == "":
+		fail("it has no Name")
+	case t.Permission == "":
+		fail("it has no Permission; name one that every permitted caller has")
+	case t.Read == nil:
+		fail("it has no Read func")
+	}
+	for name := range t.Complete {
+		found := false
+		for _, n := range tmpl.names {
+			found = found || n == name
+		}
+		if !found {
+			fail("Complete names the variable %q, which the template does not have (it has %v)", name, tmpl.names)
+		}
+	}
+	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,
+		target: Target{Kind: "resource template", Name: t.URITemplate, Permission: t.Permission}}
+	for v := range revisionCount {
+		enc, err := appendTemplateDef(nil, &t, v)
+		if err != nil {
+			fail("%v", err)
+		}
+		e.enc[v] = enc
+	}
+	return e
+}
+
+// appendResourceDef encodes a Resource as revision v defines it.
+func appendResourceDef(dst []byte, r *Resource, v revision) ([]byte, error) {
+	dst = append(dst, `{"uri":`...)
+	dst = appendString(dst, r.URI)
+	dst = appendDescriptor(dst, r.Name, r.Title, r.Description, r.MimeType, r.Icons, v)
+	if r.Size > 0 {
+		dst = append(dst, `,"size":`...)
+		dst = strconv.AppendInt(dst, r.Size, 10)
+	}
+	dst, err := appendAnnotations(dst, r.Annotations)
+	return append(dst, '}'), err
+}
+
+// appendTemplateDef encodes a ResourceTemplate as revision v defines it.
+func appendTemplateDef(dst []byte, t *ResourceTemplate, v revision) ([]byte, error) {
+	dst = append(dst, `{"uriTemplate":`...)
+	dst = appendString(dst, t.URITemplate)
+	dst = appendDescriptor(dst, t.Name, t.Title, t.Description, t.MimeType, t.Icons, v)
+	dst, err := appendAnnotations(dst, t.Annotations)
+	return append(dst, '}'), err
+}
+
+// appendDescriptor appends the members resources and templates share.
+func appendDescriptor(dst []byte, name, title, description, mimeType string, icons []Icon, v revision) []byte {
+	dst = append(dst, `,"name":`...)
+	dst = appendString(dst, name)
+	for _, f := range [...]struct{ k, v string }{{"title", title}, {"description", description}, {"mimeType", mimeType}} {
+		if f.v != "" {
+			dst = append(dst, ',')
+			dst = appendString(dst, f.k)
+			dst = append(dst, ':')
+			dst = appendString(dst, f.v)
+		}
+	}
+	if len(icons) > 0 && v.icons() {
+		dst = append(dst, `,"icons":`...)
+		dst = appendIcons(dst, icons)
+	}
+	return dst
+}
+
+// appendContents encodes the contents of a read of uri.
+func appendContents(dst []byte, c *ResourceContents, uri string) []byte {
+	if c.URI != "" {
+		uri = c.URI
+	}
+	dst = append(dst, `{"uri":`...)
+	dst = appendString(dst, uri)
+	if c.MimeType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = appendString(dst, c.MimeType)
+	}
+	if c.Blob != nil {
+		dst = append(dst, `,"blob":`...)
+		dst = appendBase64(dst, c.Blob)
+	} else {
+		dst = append(dst, `,"text":`...)
+		dst = appendString(dst, c.Text)
+	}
+	return append(dst, '}')
+}

@@ -1,0 +1,650 @@
+package mcpmw_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// pngBytes stands for a binary resource: bytes that are not text.
+var pngBytes = []byte{0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff}
+
+// tenantOf names the caller's tenant (here: the user), for a template
+// whose List and Read depend on the caller.
+func tenantOf(c mcpmw.Caller) string {
+	if u, ok := c.(*user); ok {
+		return u.name
+	}
+	return "?"
+}
+
+// testResources returns a registry of: two text resources for "read", a
+// blob for "read", a secret for "write"; a note template for "read" whose
+// List shows the caller's own notes and whose Read knows notes 1 to 9;
+// and an admin template.
+func testResources() *mcpmw.Registry {
+	var reg mcpmw.Registry
+	text := func(body string) func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) {
+		return func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", body)}, nil
+		}
+	}
+	reg.AddResources(
+		mcpmw.Resource{URI: "test://static-text", Name: "static-text", Description: "A text.", MimeType: "text/plain", Permission: "read",
+			Read: text("This is the content of the static text resource.")},
+		mcpmw.Resource{URI: "test://motd", Name: "motd", Title: "Message of the day", Description: "Today's message.", Size: 5, Permission: "read",
+			Icons: []mcpmw.Icon{{Src: "https://example.com/m.png"}}, Read: text("hello")},
+		mcpmw.Resource{URI: "test://static-binary", Name: "static-binary", MimeType: "image/png", Permission: "read",
+			Read: func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+				return []mcpmw.ResourceContents{mcpmw.BlobContents(uri, "image/png", pngBytes)}, nil
+			}},
+		mcpmw.Resource{URI: "test://secret", Name: "secret", Permission: "write", Read: text("the secret")},
+		mcpmw.Resource{URI: "test://notes/7", Name: "note seven (direct)", Permission: "read", Read: text("direct seven")},
+	)
+	reg.AddResourceTemplates(
+		mcpmw.ResourceTemplate{URITemplate: "test://notes/{id}", Name: "note", Description: "A note by id.", MimeType: "text/plain", Permission: "read",
+			Read: func(_ context.Context, c mcpmw.Caller, uri string, vars map[string]string) ([]mcpmw.ResourceContents, error) {
+				if len(vars["id"]) != 1 || vars["id"] < "1" || vars["id"] > "9" {
+					return nil, fmt.Errorf("note %q: %w", vars["id"], mcpmw.ErrResourceNotFound)
+				}
+				return []mcpmw.ResourceContents{{MimeType: "text/plain", Text: "note " + vars["id"] + " of " + tenantOf(c)}}, nil
+			},
+			List: func(_ context.Context, c mcpmw.Caller) ([]mcpmw.Resource, error) {
+				out := []mcpmw.Resource{{URI: "test://notes/1", Name: tenantOf(c) + "'s note 1"}}
+				out = append(out, mcpmw.Resource{URI: "test://notes/2", Name: "a note for writers", Permission: "write"})
+				return out, nil
+			}},
+		mcpmw.ResourceTemplate{URITemplate: "test://admin/{+path}", Name: "admin", Permission: "admin",
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+				panic("never read: nobody is an admin")
+			}},
+	)
+	return &reg
+}
+
+// resourceHandler serves testResources with a spy and a log buffer.
+func resourceHandler(t *testing.T, reg *mcpmw.Registry, opts *mcpmw.Options) (http.Handler, *spy, *syncBuffer) {
+	t.Helper()
+	if opts == nil {
+		opts = &mcpmw.Options{}
+	}
+	logs := &syncBuffer{}
+	opts.Logger = newTextLogger(logs)
+	a := &spy{}
+	return mcpmw.New(reg, tokenAuthn, a, opts), a, logs
+}
+
+// readReq is a resources/read of uri on version (2026-07-28 with _meta
+// and the routing headers, or a legacy one), as token.
+func readReq(version, token, uri string, extra ...string) *http.Request {
+	p := `"uri":` + jsonString(uri)
+	if len(extra) > 0 {
+		p += "," + extra[0]
+	}
+	if version == mcpmw.LatestVersion {
+		return modern("1", "resources/read", p, "Mcp-Name", uri, "Authorization", "Bearer "+token)
+	}
+	return legacy(version, "1", "resources/read", p, "Authorization", "Bearer "+token)
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// listReq is a list request on version as token.
+func listReq(version, token, method, params string) *http.Request {
+	if version == mcpmw.LatestVersion {
+		return modern("1", method, params, "Authorization", "Bearer "+token)
+	}
+	return legacy(version, "1", method, params, "Authorization", "Bearer "+token)
+}
+
+var allVersions = []string{mcpmw.LatestVersion, mcpmw.Version20251125, mcpmw.Version20250618}
+
+const serverMetaWire = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}`
+
+func TestResourceReadWire(t *testing.T) {
+	t.Parallel()
+	h, a, _ := resourceHandler(t, testResources(), nil)
+	for _, v := range allVersions {
+		envelope := func(inner string) string {
+			if v == mcpmw.LatestVersion {
+				return `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` + inner + `,"ttlMs":60000,"cacheScope":"private",` + serverMetaWire + `}}`
+			}
+			return `{"jsonrpc":"2.0","id":1,"result":{` + inner + `}}`
+		}
+		for _, tt := range []struct{ uri, want string }{
+			{"test://static-text", `"contents":[{"uri":"test://static-text","mimeType":"text/plain","text":"This is the content of the static text resource."}]`},
+			{"test://static-binary", `"contents":[{"uri":"test://static-binary","mimeType":"image/png","blob":"iVBORw0KGgoA/w=="}]`},
+			{"test://notes/3", `"contents":[{"uri":"test://notes/3","mimeType":"text/plain","text":"note 3 of reader"}]`},
+			{"test://notes/7", `"contents":[{"uri":"test://notes/7","mimeType":"text/plain","text":"direct seven"}]`}, // a resource comes before a template
+		} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, readReq(v, "reader", tt.uri))
+			assert.Equal(t, 200, w.Code, "%s %s", v, tt.uri)
+			assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+			assert.Equal(t, envelope(tt.want), strings.TrimSpace(w.Body.String()), "%s %s", v, tt.uri)
+			rec := a.records()[len(a.records())-1]
+			assert.Equal(t, mcpmw.OutcomeOK, rec.Outcome)
+			assert.Equal(t, "resources/read", rec.Method)
+			assert.Equal(t, "read 1 content(s)", rec.Summary)
+		}
+	}
+	assert.Len(t, a.records(), 12, "one record per request")
+}
+
+func TestResourceNotFound(t *testing.T) {
+	t.Parallel()
+	h, a, _ := resourceHandler(t, testResources(), nil)
+	long := "test://nonexistent-" + strings.Repeat("x", 500)
+	for _, v := range allVersions {
+		code := mcpmw.CodeResourceNotFound
+		if v == mcpmw.LatestVersion {
+			code = mcpmw.CodeInvalidParams
+		}
+		for _, uri := range []string{
+			"test://nonexistent-resource-for-conformance-testing",
+			"test://notes/12", // matches the template, whose Read says ErrResourceNotFound
+			"test://notes/",   // a variable is one character or more
+			"test://notes/1/2",
+			long,
+		} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, readReq(v, "reader", uri))
+			assert.Equal(t, 200, w.Code, "%s %s: as an unknown tool", v, uri)
+			ans := decode(t, w)
+			require.NotNil(t, ans.Error, "%s %s: never a result with empty contents", v, uri)
+			assert.Nil(t, ans.Result)
+			assert.Equal(t, code, ans.Error.Code, v)
+			var data struct{ URI string }
+			require.NoError(t, json.Unmarshal(ans.Error.Data, &data))
+			if uri == long {
+				assert.Less(t, len(data.URI), 300, "the echo is capped")
+				assert.True(t, strings.HasPrefix(uri, strings.TrimSuffix(data.URI, "…")))
+			} else {
+				assert.Equal(t, uri, data.URI)
+				assert.Equal(t, "Resource not found: "+uri, ans.Error.Message)
+			}
+			rec := a.records()[len(a.records())-1]
+			assert.Equal(t, mcpmw.OutcomeError, rec.Outcome)
+			assert.Equal(t, code, rec.ErrorCode)
+			assert.Equal(t, "resource not found", rec.Summary)
+		}
+	}
+}
+
+func TestResourceReadDenied(t *testing.T) {
+	t.Parallel()
+	reg := testResources()
+	h, a, _ := resourceHandler(t, reg, nil)
+	for _, v := range allVersions {
+		for _, uri := range []string{"test://secret", "test://admin/a/b/c"} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, readReq(v, "reader", uri))
+			assert.Equal(t, 403, w.Code, uri)
+			perm := map[string]string{"test://secret": "write", "test://admin/a/b/c": "admin"}[uri]
+			assert.Equal(t, `Bearer error="insufficient_scope", scope="`+perm+`"`, w.Header().Get("WWW-Authenticate"))
+			ans := decode(t, w)
+			require.NotNil(t, ans.Error)
+			assert.Equal(t, mcpmw.CodeInvalidParams, ans.Error.Code)
+			assert.NotContains(t, w.Body.String(), "the secret")
+			rec := a.records()[len(a.records())-1]
+			assert.Equal(t, mcpmw.OutcomeDenied, rec.Outcome)
+			assert.Equal(t, 403, rec.Status)
+		}
+	}
+	// The writer reads the secret.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(mcpmw.LatestVersion, "writer", "test://secret"))
+	assert.Equal(t, 200, w.Code)
+	assert.Contains(t, w.Body.String(), `"text":"the secret"`)
+}
+
+func TestResourceReadBadParams(t *testing.T) {
+	t.Parallel()
+	h, a, _ := resourceHandler(t, testResources(), nil)
+	for _, r := range []*http.Request{
+		modern("1", "resources/read", ""),
+		modern("1", "resources/read", `"uri":7`),
+		legacy(mcpmw.Version20251125, "1", "resources/read", `"uri":null`),
+		legacy(mcpmw.Version20250618, "1", "resources/read", ""),
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, 200, w.Code)
+		ans := decode(t, w)
+		require.NotNil(t, ans.Error)
+		assert.Equal(t, mcpmw.CodeInvalidParams, ans.Error.Code)
+		assert.Contains(t, ans.Error.Message, "params.uri")
+	}
+	// On 2026-07-28 Mcp-Name must name the URI.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "resources/read", `"uri":"test://motd"`, "Mcp-Name", "test://other"))
+	assert.Equal(t, 400, w.Code)
+	assert.Len(t, a.records(), 5)
+}
+
+// A Read's errors: an *Error is sent as it is; another error is -32603,
+// logged, its text kept from the client; no contents is -32603 too.
+func TestResourceReadErrors(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.AddResources(
+		mcpmw.Resource{URI: "e://rpc", Name: "rpc", Permission: "read", Read: func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) {
+			return nil, &mcpmw.Error{Code: -32001, Message: "upstream busy"}
+		}},
+		mcpmw.Resource{URI: "e://boom", Name: "boom", Permission: "read", Read: func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) {
+			return nil, errors.New("db: password=hunter2 refused")
+		}},
+		mcpmw.Resource{URI: "e://empty", Name: "empty", Permission: "read", Read: func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) {
+			return nil, nil
+		}},
+	)
+	h, a, logs := resourceHandler(t, &reg, nil)
+	for _, tt := range []struct {
+		uri    string
+		status int
+		code   int
+		msg    string
+		log    string
+	}{
+		{"e://rpc", 200, -32001, "upstream busy", ""},
+		{"e://boom", 500, mcpmw.CodeInternalError, "Internal error", "hunter2"},
+		{"e://empty", 500, mcpmw.CodeInternalError, "Internal error", "Read returned no contents"},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, readReq(mcpmw.LatestVersion, "reader", tt.uri))
+		assert.Equal(t, tt.status, w.Code, tt.uri)
+		ans := decode(t, w)
+		require.NotNil(t, ans.Error, tt.uri)
+		assert.Equal(t, tt.code, ans.Error.Code)
+		assert.Equal(t, tt.msg, ans.Error.Message)
+		assert.NotContains(t, w.Body.String(), "hunter2")
+		if tt.log != "" {
+			assert.Contains(t, logs.String(), tt.log)
+		}
+		assert.Equal(t, mcpmw.OutcomeError, a.records()[len(a.records())-1].Outcome)
+	}
+}
+
+// walkList pages through a list method and returns the values of field of
+// its entries, and the number of pages.
+func walkList(t *testing.T, h http.Handler, version, token, method, member, field string) ([]string, int) {
+	t.Helper()
+	var out []string
+	cursor := ""
+	for pages := 1; pages < 20; pages++ {
+		params := ""
+		if cursor != "" {
+			params = `"cursor":` + jsonString(cursor)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, listReq(version, token, method, params))
+		require.Equal(t, 200, w.Code, w.Body.String())
+		res := decode(t, w).Result
+		require.NotNil(t, res, w.Body.String())
+		if version == mcpmw.LatestVersion {
+			assert.Equal(t, "complete", res["resultType"])
+			assert.Equal(t, "private", res["cacheScope"])
+			assert.EqualValues(t, 60000, res["ttlMs"])
+			assert.Contains(t, res["_meta"], "io.modelcontextprotocol/serverInfo")
+		} else {
+			for _, k := range []string{"resultType", "cacheScope", "ttlMs", "_meta"} {
+				assert.NotContains(t, res, k, version)
+			}
+		}
+		for _, e := range res[member].([]any) {
+			out = append(out, e.(map[string]any)[field].(string))
+		}
+		next, ok := res["nextCursor"].(string)
+		if !ok {
+			return out, pages
+		}
+		cursor = next
+	}
+	t.Fatal("pagination did not end")
+	return nil, 0
+}
+
+func TestResourcesList(t *testing.T) {
+	t.Parallel()
+	for _, v := range allVersions {
+		for _, size := range []int{1, 2, 3, 100} {
+			h, a, _ := resourceHandler(t, testResources(), &mcpmw.Options{PageSize: size})
+			uris, pages := walkList(t, h, v, "reader", "resources/list", "resources", "uri")
+			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://notes/7", "test://notes/1"}, uris,
+				"%s page size %d: direct resources the reader may see, then the template's entries", v, size)
+			assert.Equal(t, (5+size-1)/size, pages)
+			assert.Contains(t, a.records()[0].Summary, "listed ")
+			uris, _ = walkList(t, h, v, "writer", "resources/list", "resources", "uri")
+			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://secret", "test://notes/7", "test://notes/1", "test://notes/2"}, uris)
+			names, _ := walkList(t, h, v, "writer", "resources/list", "resources", "name")
+			assert.Contains(t, names, "writer's note 1", "List runs for the caller")
+
+			tmpls, _ := walkList(t, h, v, "writer", "resources/templates/list", "resourceTemplates", "uriTemplate")
+			assert.Equal(t, []string{"test://notes/{id}"}, tmpls, "the admin template is not the writer's")
+		}
+	}
+}
+
+func TestResourcesListEncoding(t *testing.T) {
+	t.Parallel()
+	h, a, _ := resourceHandler(t, testResources(), &mcpmw.Options{PageSize: 2})
+	for _, v := range allVersions {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, listReq(v, "reader", "resources/list", ""))
+		icons := `,"icons":[{"src":"https://example.com/m.png"}]`
+		if v == mcpmw.Version20250618 {
+			icons = ""
+		}
+		entries := `"resources":[{"uri":"test://static-text","name":"static-text","description":"A text.","mimeType":"text/plain"},` +
+			`{"uri":"test://motd","name":"motd","title":"Message of the day","description":"Today's message."` + icons + `,"size":5}],"nextCursor":"cmVzb3VyY2VzOjI"`
+		want := `{"jsonrpc":"2.0","id":1,"result":{` + entries + `}}`
+		if v == mcpmw.LatestVersion {
+			want = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` + entries + `,"ttlMs":60000,"cacheScope":"private",` + serverMetaWire + `}}`
+		}
+		assert.Equal(t, want, strings.TrimSpace(w.Body.String()), v)
+		assert.Equal(t, "listed 2 resources", a.records()[len(a.records())-1].Summary)
+
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, listReq(v, "reader", "resources/templates/list", ""))
+		tmpl := `"resourceTemplates":[{"uriTemplate":"test://notes/{id}","name":"note","description":"A note by id.","mimeType":"text/plain"}]`
+		want = `{"jsonrpc":"2.0","id":1,"result":{` + tmpl + `}}`
+		if v == mcpmw.LatestVersion {
+			want = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` + tmpl + `,"ttlMs":60000,"cacheScope":"private",` + serverMetaWire + `}}`
+		}
+		assert.Equal(t, want, strings.TrimSpace(w.Body.String()), v)
+	}
+}
+
+func TestResourcesListBadCursor(t *testing.T) {
+	t.Parallel()
+	h, _, _ := resourceHandler(t, testResources(), &mcpmw.Options{PageSize: 2})
+	toolsCursor := `"dG9vbHM6Mg"` // tools:2, a cursor of another list
+	for _, bad := range []string{`"!!"`, toolsCursor, `"cmVzb3VyY2VzOjk5"` /* past the end */, `"cmVzb3VyY2VzOi0x"` /* -1 */, `7`} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, listReq(mcpmw.LatestVersion, "reader", "resources/list", `"cursor":`+bad))
+		assert.Equal(t, 200, w.Code)
+		ans := decode(t, w)
+		require.NotNil(t, ans.Error, bad)
+		assert.Equal(t, mcpmw.CodeInvalidParams, ans.Error.Code, bad)
+	}
+}
+
+func TestResourcesListTemplateListFails(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "x://{id}", Name: "x", Permission: "read",
+		Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+			return nil, nil
+		},
+		List: func(context.Context, mcpmw.Caller) ([]mcpmw.Resource, error) {
+			return nil, errors.New("tenant db at 10.0.0.9 unreachable")
+		}})
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "y://{id}", Name: "y", Permission: "read",
+		Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+			return nil, nil
+		},
+		List: func(context.Context, mcpmw.Caller) ([]mcpmw.Resource, error) {
+			return []mcpmw.Resource{{URI: "no scheme", Name: "bad"}}, nil
+		}})
+	h, a, logs := resourceHandler(t, &reg, nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, listReq(mcpmw.LatestVersion, "reader", "resources/list", ""))
+	assert.Equal(t, 500, w.Code)
+	ans := decode(t, w)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, "Internal error", ans.Error.Message)
+	assert.NotContains(t, w.Body.String(), "10.0.0.9")
+	assert.Contains(t, logs.String(), "10.0.0.9")
+	assert.Len(t, a.records(), 1)
+
+	reg.RemoveResourceTemplates("x://{id}")
+	h, _, logs = resourceHandler(t, &reg, nil)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, listReq(mcpmw.LatestVersion, "reader", "resources/list", ""))
+	assert.Equal(t, 500, w.Code, "an entry without a scheme is the application's mistake")
+	assert.Contains(t, logs.String(), "absolute")
+}
+
+func TestResourcesSubscribeLegacyOnly(t *testing.T) {
+	t.Parallel()
+	h, a, _ := resourceHandler(t, testResources(), nil)
+	for _, v := range []string{mcpmw.Version20251125, mcpmw.Version20250618} {
+		for _, m := range []string{"resources/subscribe", "resources/unsubscribe"} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, legacy(v, "1", m, `"uri":"test://watched-resource"`))
+			assert.Equal(t, 200, w.Code)
+			assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, strings.TrimSpace(w.Body.String()))
+			assert.Equal(t, mcpmw.OutcomeOK, a.records()[len(a.records())-1].Outcome)
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "resources/subscribe", `"uri":"test://watched-resource"`))
+	assert.Equal(t, 404, w.Code)
+	assert.Equal(t, mcpmw.CodeMethodNotFound, decode(t, w).Error.Code)
+
+	// Not declared as a subscribe capability.
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "server/discover", ""))
+	caps := decode(t, w).Result["capabilities"].(map[string]any)
+	require.Contains(t, caps, "resources")
+	assert.NotContains(t, caps["resources"], "subscribe")
+}
+
+func TestResourcesCapabilityOnlyWithResources(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.Add(testTools()...)
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "server/discover", ""))
+	assert.NotContains(t, decode(t, w).Result["capabilities"], "resources")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "resources/list", ""))
+	assert.Equal(t, 404, w.Code)
+}
+
+func TestResourceRemove(t *testing.T) {
+	t.Parallel()
+	reg := testResources()
+	h, _, _ := resourceHandler(t, reg, nil)
+	assert.Equal(t, 1, reg.RemoveResources("test://notes/7", "test://notes/7", "test://none"))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(mcpmw.LatestVersion, "reader", "test://notes/7"))
+	assert.Contains(t, w.Body.String(), `"text":"note 7 of reader"`, "now read through the template")
+	assert.Equal(t, 1, reg.RemoveResourceTemplates("test://notes/{id}"))
+	assert.Equal(t, 0, reg.RemoveResourceTemplates("test://notes/{id}"))
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(mcpmw.LatestVersion, "reader", "test://notes/7"))
+	require.NotNil(t, decode(t, w).Error)
+	uris, _ := walkList(t, h, mcpmw.LatestVersion, "reader", "resources/list", "resources", "uri")
+	assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary"}, uris)
+	// Adding again after a removal works.
+	reg.AddResources(mcpmw.Resource{URI: "test://notes/7", Name: "back", Permission: "read",
+		Read: func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) {
+			return []mcpmw.ResourceContents{mcpmw.TextContents("", "", "back")}, nil
+		}})
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(mcpmw.Version20250618, "reader", "test://notes/7"))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"test://notes/7","text":"back"}]}}`, strings.TrimSpace(w.Body.String()),
+		"a content without a URI is the URI read")
+}
+
+func TestResourceAddPanics(t *testing.T) {
+	t.Parallel()
+	read := func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) { return nil, nil }
+	tread := func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+		return nil, nil
+	}
+	nan := func() *float64 { var z float64; v := z / z; return &v }()
+	for _, tt := range []struct {
+		name string
+		add  func(*mcpmw.Registry)
+		want string
+	}{
+		{"relative URI", func(r *mcpmw.Registry) {
+			r.AddResources(mcpmw.Resource{URI: "notes/1", Name: "n", Permission: "p", Read: read})
+		}, "must be absolute"},
+		{"no name", func(r *mcpmw.Registry) { r.AddResources(mcpmw.Resource{URI: "n://1", Permission: "p", Read: read}) }, "no Name"},
+		{"no permission", func(r *mcpmw.Registry) { r.AddResources(mcpmw.Resource{URI: "n://1", Name: "n", Read: read}) }, "no Permission"},
+		{"no read", func(r *mcpmw.Registry) { r.AddResources(mcpmw.Resource{URI: "n://1", Name: "n", Permission: "p"}) }, "no Read"},
+		{"bad annotations", func(r *mcpmw.Registry) {
+			r.AddResources(mcpmw.Resource{URI: "n://1", Name: "n", Permission: "p", Read: read, Annotations: &mcpmw.ContentAnnotations{Priority: nan}})
+		}, "n://1"},
+		{"twice", func(r *mcpmw.Registry) {
+			r.AddResources(mcpmw.Resource{URI: "n://1", Name: "n", Permission: "p", Read: read}, mcpmw.Resource{URI: "n://1", Name: "n", Permission: "p", Read: read})
+		}, "registered twice"},
+		{"template unclosed", func(r *mcpmw.Registry) {
+			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{id", Name: "n", Permission: "p", Read: tread})
+		}, "not closed"},
+		{"template adjacent variables", func(r *mcpmw.Registry) {
+			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{a}{b}", Name: "n", Permission: "p", Read: tread})
+		}, "separated by a literal"},
+		{"template level 3", func(r *mcpmw.Registry) {
+			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://x{?q}", Name: "n", Permission: "p", Read: tread})
+		}, "operator"},
+		{"template no read", func(r *mcpmw.Registry) {
+			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p"})
+		}, "no Read"},
+		{"template completes an unknown variable", func(r *mcpmw.Registry) {
+			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread, Complete: map[string]mcpmw.Completer{"b": nil}})
+		}, `"b"`},
+		{"template twice", func(r *mcpmw.Registry) {
+			tm := mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread}
+			r.AddResourceTemplates(tm, tm)
+		}, "registered twice"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			defer func() {
+				v := recover()
+				require.NotNil(t, v, "Add must panic")
+				assert.Contains(t, fmt.Sprint(v), tt.want)
+				h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, modern("1", "resources/list", ""))
+				assert.Equal(t, 404, w.Code, "nothing half-registered")
+			}()
+			tt.add(&reg)
+		})
+	}
+}
+
+// A resource read may ask the client, as a tool does: on 2026-07-28 an
+// input_required round, retried with the answer and the state.
+func TestResourceReadAsks(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "vault://{key}", Name: "vault", Permission: "read",
+		Read: func(ctx context.Context, _ mcpmw.Caller, uri string, vars map[string]string) ([]mcpmw.ResourceContents, error) {
+			ans, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Reveal "+vars["key"]+"?", confirmForm))
+			if err != nil {
+				mcpmw.SetRoundState(ctx, []byte("k="+vars["key"]))
+				return nil, err
+			}
+			var r struct{ Action string }
+			_ = json.Unmarshal(ans, &r)
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", r.Action+" "+string(mcpmw.RoundState(ctx)))}, nil
+		}})
+	h, a, _ := resourceHandler(t, &reg, nil)
+	ask := func(extra string) *http.Request {
+		if extra != "" {
+			extra = "," + extra
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"vault://pin"` + extra + `,` + allCaps + `}}`
+		return req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "vault://pin")
+	}
+	code, res, rpcErr := serveRound(t, h, ask(""))
+	require.Equal(t, 200, code)
+	require.Nil(t, rpcErr)
+	assert.Equal(t, "input_required", res.ResultType)
+	require.Contains(t, res.InputRequests, "confirm")
+	assert.JSONEq(t, `{"mode":"form","message":"Reveal pin?","requestedSchema":`+string(confirmForm)+`}`, string(res.InputRequests["confirm"].Params))
+	require.NotEmpty(t, res.RequestState)
+	assert.Equal(t, mcpmw.OutcomeInputRequired, a.records()[0].Outcome)
+
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, ask(`"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"`+res.RequestState+`"`))
+	assert.Equal(t, 200, w.Code)
+	ans := decode(t, w)
+	require.Nil(t, ans.Error, w.Body.String())
+	assert.Equal(t, "complete", ans.Result["resultType"])
+	assert.Equal(t, "accept k=pin", ans.Result["contents"].([]any)[0].(map[string]any)["text"])
+
+	// The state is bound to the URI: another URI's read refuses it.
+	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"vault://other","requestState":"` + res.RequestState + `",` + allCaps + `}}`
+	code, _, rpcErr = serveRound(t, h, req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "vault://other"))
+	assert.Equal(t, 200, code)
+	require.NotNil(t, rpcErr)
+	assert.Equal(t, mcpmw.CodeInvalidParams, rpcErr.Code)
+}
+
+// On a legacy revision the read asks over its event stream, and the
+// client's answer POST reaches it.
+func TestResourceReadAsksLegacy(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.AddResources(mcpmw.Resource{URI: "vault://pin", Name: "pin", Permission: "read",
+		Read: func(ctx context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+			ans, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Reveal?", confirmForm))
+			if err != nil {
+				return nil, err
+			}
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "", string(ans))}, nil
+		}})
+	aud := &spy{}
+	srv := httptest.NewServer(mcpmw.New(&reg, tokenAuthn, aud, &mcpmw.Options{Logger: newTextLogger(&syncBuffer{})}))
+	t.Cleanup(srv.Close)
+	resp := legacyPost(context.Background(), t, srv.URL, "reader", mcpmw.Version20251125,
+		`{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"vault://pin"}}`)
+	defer resp.Body.Close()
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	stream := bufio.NewReader(resp.Body)
+	askMsg := nextMessage(t, stream)
+	assert.Equal(t, "elicitation/create", askMsg.Method)
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, srv.URL, "reader", mcpmw.Version20251125,
+		answerBody(askMsg.ID, `"result":{"action":"decline"}`)))
+	for {
+		line, err := stream.ReadString('\n')
+		require.NoError(t, err)
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			assert.JSONEq(t, `{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"vault://pin","text":"{\"action\":\"decline\"}"}]}}`, data)
+			break
+		}
+	}
+}
+
+// A middleware that points an admitted read at another resource does not
+// get past the permission gate.
+func TestResourceReadChecksPermissionAgain(t *testing.T) {
+	t.Parallel()
+	reg := testResources()
+	swap := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, r *mcpmw.Request) *mcpmw.Response {
+			if r.Method == "resources/read" {
+				r.Params = json.RawMessage(strings.Replace(string(r.Params), "test://motd", "test://secret", 1))
+			}
+			return next.Dispatch(ctx, r)
+		})
+	}
+	h, a, _ := resourceHandler(t, reg, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{swap}})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(mcpmw.LatestVersion, "reader", "test://motd"))
+	assert.Equal(t, 403, w.Code)
+	assert.NotContains(t, w.Body.String(), "the secret")
+	assert.Equal(t, mcpmw.OutcomeDenied, a.records()[0].Outcome)
+}
