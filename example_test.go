@@ -195,7 +195,7 @@ func ExampleLogAuditor() {
 	}), mcpmw.LogAuditor(newJSONLogger(stdoutNoTime{})), nil)
 	post(h, "tools/list", "")
 	// Output:
-	// {"level":"WARN","msg":"mcp request","outcome":"denied","status":401,"method":"","error_code":-32600,"tool":"","caller":"","client_ip":"192.0.2.1","auth_error":"no token","summary":"authentication failed"}
+	// {"level":"WARN","msg":"mcp request","outcome":"denied","status":401,"method":"","error_code":-32600,"tool":"","target":"","caller":"","client_ip":"192.0.2.1","auth_error":"no token","summary":"authentication failed"}
 	// 401 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unauthorized: send valid credentials in the Authorization header"}}
 }
 

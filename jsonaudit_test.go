@@ -30,13 +30,13 @@ func TestJSONAuditor(t *testing.T) {
 		{"full", mcpmw.CallRecord{Time: at, Outcome: mcpmw.OutcomeOK, Status: 200, Method: "tools/call", Tool: "echo", Caller: reader, RequestID: `"7"`,
 			ClientIP: "127.0.0.1", Arguments: json.RawMessage(`{"message":"hi"}`), ProtocolVersion: "2026-07-28", ClientName: "c", ClientVersion: "1",
 			Summary: "ok", Duration: 1500 * time.Microsecond},
-			`{"time":"2026-11-30T12:00:00Z","outcome":"ok","status":200,"method":"tools/call","tool":"echo","caller":"reader","request_id":"\"7\"","client_ip":"127.0.0.1","arguments":{"message":"hi"},"protocol_version":"2026-07-28","client_name":"c","client_version":"1","summary":"ok","duration_ms":1.5}`},
+			`{"time":"2026-11-30T12:00:00Z","outcome":"ok","status":200,"method":"tools/call","tool":"echo","target":"","caller":"reader","request_id":"\"7\"","client_ip":"127.0.0.1","arguments":{"message":"hi"},"protocol_version":"2026-07-28","client_name":"c","client_version":"1","summary":"ok","duration_ms":1.5}`},
 		{"error and auth failure", mcpmw.CallRecord{Time: at, Outcome: mcpmw.OutcomeDenied, Status: 401, ErrorCode: -32600, AuthError: errors.New("expired"), Summary: "authentication failed"},
-			`{"time":"2026-11-30T12:00:00Z","outcome":"denied","status":401,"method":"","error_code":-32600,"tool":"","caller":"","client_ip":"","auth_error":"expired","summary":"authentication failed","duration_ms":0}`},
+			`{"time":"2026-11-30T12:00:00Z","outcome":"denied","status":401,"method":"","error_code":-32600,"tool":"","target":"","caller":"","client_ip":"","auth_error":"expired","summary":"authentication failed","duration_ms":0}`},
 		{"pretty arguments are compacted", mcpmw.CallRecord{Time: at, Arguments: json.RawMessage("{\n  \"a\": 1\n}")},
-			`{"time":"2026-11-30T12:00:00Z","outcome":"","status":0,"method":"","tool":"","caller":"","client_ip":"","arguments":{"a":1},"summary":"","duration_ms":0}`},
+			`{"time":"2026-11-30T12:00:00Z","outcome":"","status":0,"method":"","tool":"","target":"","caller":"","client_ip":"","arguments":{"a":1},"summary":"","duration_ms":0}`},
 		{"caller LogValue", mcpmw.CallRecord{Time: at, Caller: secretCaller{"alice", "s3cr3t"}},
-			`{"time":"2026-11-30T12:00:00Z","outcome":"","status":0,"method":"","tool":"","caller":"mcpmw_test.secretCaller","client_ip":"","summary":"","duration_ms":0}`},
+			`{"time":"2026-11-30T12:00:00Z","outcome":"","status":0,"method":"","tool":"","target":"","caller":"mcpmw_test.secretCaller","client_ip":"","summary":"","duration_ms":0}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
