@@ -696,5 +696,3 @@ func canceledContext() context.Context {
 	cancel()
 	return ctx
 }
-
-
