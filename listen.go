@@ -54,7 +54,7 @@ const (
 	kindResourceUpdated
 )
 
-// kindOf returns the kind of a notification method, or 0 for one no
+// eventKind returns the kind of a notification method, or 0 for one no
 // listener can ask for.
 func eventKind(method string) eventKinds {
 	switch method {
@@ -288,8 +288,11 @@ func (x *exchange) recordNow(resp *Response) { x.audit(&answer{resp: resp}) }
 // handle serves one subscriptions/listen request, for as long as its
 // stream stays open.
 func (l *listening) handle(ctx context.Context, req *Request) *Response {
+	if req.IsNotification() {
+		return accepted("subscriptions/listen sent as a notification: nothing to answer on")
+	}
 	lc, _ := ctx.Value(listenKey).(*listenCall)
-	if lc == nil || req.ID == nil {
+	if lc == nil {
 		resp := ErrorResponse(CodeInternalError, "Internal error")
 		resp.Cause = errors.New("subscriptions/listen was dispatched without its stream")
 		return resp

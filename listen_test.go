@@ -696,3 +696,17 @@ func canceledContext() context.Context {
 	cancel()
 	return ctx
 }
+
+// A listen sent as a notification has nothing to answer on: 202, one
+// record, no stream.
+func TestListenAsNotification(t *testing.T) {
+	t.Parallel()
+	h, a, _ := newTestHandler(t, nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta26+`}}`,
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
+	assert.Equal(t, http.StatusAccepted, w.Code)
+	assert.Empty(t, w.Body.String())
+	require.Len(t, a.records(), 1)
+	assert.Equal(t, mcpmw.OutcomeAccepted, a.records()[0].Outcome)
+}
