@@ -17,11 +17,11 @@ type advertisement struct {
 	serverMeta []byte                // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`
 }
 
-// newAdvertisement encodes what a handler serving caps says about itself.
-// It panics when a capability's settings cannot be encoded as JSON.
-func newAdvertisement(impl Implementation, instructions string, caps []declaredCapability, ttlMs int64) *advertisement {
+// newAdvertisement encodes what a handler serving caps (per revision) says
+// about itself. It panics when a capability's settings cannot be encoded
+// as JSON.
+func newAdvertisement(impl Implementation, instructions string, caps *[revisionCount][]declaredCapability, ttlMs int64) *advertisement {
 	a := &advertisement{}
-	capsJSON := appendCapabilities(nil, caps)
 	a.serverMeta = append([]byte(`"_meta":{"io.modelcontextprotocol/serverInfo":`), appendImplementation(nil, impl, rev20260728)...)
 	a.serverMeta = append(a.serverMeta, '}')
 
@@ -33,7 +33,7 @@ func newAdvertisement(impl Implementation, instructions string, caps []declaredC
 		d = appendString(d, v)
 	}
 	d = append(d, `],"capabilities":`...)
-	d = append(d, capsJSON...)
+	d = appendCapabilities(d, caps[rev20260728])
 	if instructions != "" {
 		d = append(d, `,"instructions":`...)
 		d = appendString(d, instructions)
@@ -51,7 +51,7 @@ func newAdvertisement(impl Implementation, instructions string, caps []declaredC
 		b := []byte(`{"protocolVersion":`)
 		b = appendString(b, v.String())
 		b = append(b, `,"capabilities":`...)
-		b = append(b, capsJSON...)
+		b = appendCapabilities(b, caps[v])
 		b = append(b, `,"serverInfo":`...)
 		b = appendImplementation(b, impl, v)
 		if instructions != "" {

@@ -56,7 +56,7 @@ func TestDiscover(t *testing.T) {
 		h.ServeHTTP(w, modern("1", "server/discover", ""))
 		res := decode(t, w).Result
 		assert.Equal(t, tt.want, res["ttlMs"])
-		assert.JSONEq(t, `{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"tools":{}},"instructions":"Be brief.","cacheScope":"public",
+		assert.JSONEq(t, `{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"tools":{"listChanged":true}},"instructions":"Be brief.","cacheScope":"public",
 			"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"orders","title":"Orders","version":"1.4.0","description":"Order tools.","websiteUrl":"https://orders.example.com","icons":[{"src":"https://orders.example.com/i.svg","sizes":["any"],"theme":"dark"}]}},
 			"ttlMs":`+toJSON(t, tt.want)+`}`, toJSON(t, res))
 	}

@@ -76,10 +76,11 @@ func TestDispatcherMiddleware(t *testing.T) {
 	// Discover and initialize advertise the added capability.
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("2", "server/discover", ""))
-	assert.Equal(t, map[string]any{"tools": map[string]any{}, "resources": map[string]any{}}, decode(t, w).Result["capabilities"])
+	assert.Equal(t, map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{"listChanged": true, "subscribe": true}}, decode(t, w).Result["capabilities"],
+		"subscriptions/listen delivers their changes on 2026-07-28")
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
-	assert.Equal(t, map[string]any{"tools": map[string]any{}, "resources": map[string]any{}}, decode(t, w).Result["capabilities"])
+	assert.Equal(t, map[string]any{"tools": map[string]any{}, "resources": map[string]any{}}, decode(t, w).Result["capabilities"], "no stream to deliver changes on")
 
 	// The built-in methods pass through every layer too.
 	order = order[:0]

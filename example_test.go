@@ -157,7 +157,7 @@ func ExampleMethod() {
 	post(h, "prompts/list", "") // not registered: -32601
 	// Output:
 	// audit: ok server/discover (discover)
-	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"resources":{}},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"docs","version":"2.0.0"}}}}
+	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"resources":{"listChanged":true,"subscribe":true}},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"docs","version":"2.0.0"}}}}
 	// audit: ok resources/list (listed 1 resource)
 	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","cacheScope":"public","resources":[{"name":"README","uri":"docs://readme"}],"ttlMs":60000,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"docs","version":"2.0.0"}}}}
 	// audit: error prompts/list (Method not found: prompts/list (this server does not offer prompts))

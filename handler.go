@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,6 +35,10 @@ type Handler struct {
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
 	asks       *pendingAsks // legacy requests to clients awaiting their answer POST
+	notifier   Notifier     // Options.Notifier: where Publish sends events
+	hub        *hub         // the open subscriptions/listen streams (listen.go)
+	stopNotify func()       // stops hearing the Notifier; nil when nothing listens
+	closeOnce  sync.Once
 }
 
 // New returns a Handler serving the tools in reg, the built-in methods and
@@ -64,10 +69,21 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		observer:   o.Observer,
 		ad:         &advertisement{}, // encoded below, once the methods are known
 		asks:       &pendingAsks{},
+		notifier:   o.Notifier,
+		hub:        newHub(),
 	}
-	h.methods = newMethodTable(h.allMethods(reg, &o))
-	*h.ad = *newAdvertisement(o.Server, o.Instructions, h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
+	methods, listens := h.withListen(h.allMethods(reg, &o), o.ListenKeepAlive)
+	h.methods = newMethodTable(methods)
+	*h.ad = *newAdvertisement(o.Server, o.Instructions, &h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
 	h.dispatch = chain(h.methods, o.Middleware)
+	if listens {
+		// The Notifier carries what any instance publishes; the registry
+		// is this instance's own, so its changes go straight to the hub.
+		h.stopNotify = h.notifier.Subscribe(h.hub.publish)
+		if reg != nil {
+			reg.watch(h.hub.publish)
+		}
+	}
 	return h
 }
 
@@ -128,6 +144,12 @@ func withDefaults(opts *Options) Options {
 	}
 	if o.StateKeys == nil {
 		o.StateKeys = RandomKeyRing()
+	}
+	if o.Notifier == nil {
+		o.Notifier = NewLocalNotifier()
+	}
+	if o.ListenKeepAlive == 0 {
+		o.ListenKeepAlive = defaultListenKeepAlive
 	}
 	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
 		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))
@@ -272,6 +294,12 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		x.info.stream = x.stream
 	}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
+	if m != nil && m.listens {
+		var a *answer
+		if ctx, a = x.openListen(ctx); a != nil {
+			return *a
+		}
+	}
 	if h.observer != nil {
 		ctx = h.observer.Serve(ctx, req, x.start)
 		x.observed = ctx

@@ -300,7 +300,7 @@ func TestHandlerStatusTable(t *testing.T) {
 				assert.Equal(t, "complete", a.Result["resultType"])
 				assert.Equal(t, "public", a.Result["cacheScope"])
 				assert.EqualValues(t, 60000, a.Result["ttlMs"])
-				assert.Equal(t, map[string]any{"tools": map[string]any{}}, a.Result["capabilities"])
+				assert.Equal(t, map[string]any{"tools": map[string]any{"listChanged": true}}, a.Result["capabilities"])
 				assert.NotContains(t, a.Result, "instructions", "empty instructions are left out")
 			}},
 		{row: 23, name: "initialize without header", req: req(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`), status: 200, outcome: mcpmw.OutcomeOK, id: "0",

@@ -28,8 +28,9 @@ type Method struct {
 	// served.
 	Capability string
 	// Settings are merged into the declared capability's settings object,
-	// e.g. {"listChanged": true}. Two methods may not set one key to two
-	// values.
+	// e.g. {"listChanged": true}, in the revisions the method has (see
+	// Revisions): a setting only one revision can honour is declared only
+	// there. Two methods of one revision may not set one key to two values.
 	Settings map[string]any
 	// Revisions lists the protocol revisions that have the method (e.g.
 	// LatestVersion for a 2026-07-28 method); nil means all that are
@@ -51,6 +52,16 @@ type Method struct {
 	// Handle answers a request that has passed every check. It is called
 	// through Options.Middleware.
 	Handle func(ctx context.Context, req *Request) *Response
+
+	// extends are settings the method adds to other capabilities, in its
+	// revisions, when those capabilities are served: subscriptions/listen
+	// makes tools, resources and prompts declare listChanged (and
+	// resources subscribe) on 2026-07-28 only, the one revision with a
+	// stream to deliver them on.
+	extends map[string]map[string]any
+	// listens marks subscriptions/listen: its answer is a long-lived event
+	// stream, recorded when it opens (listen.go).
+	listens bool
 }
 
 // A Target is what a request acts on, as a Method's Target func finds it:
@@ -85,7 +96,7 @@ func (t *Target) kind() string {
 // methodTable is an endpoint's methods by name, built once by New.
 type methodTable struct {
 	byName map[string]*Method
-	caps   []declaredCapability // sorted by name
+	caps   [revisionCount][]declaredCapability // per revision, sorted by name
 }
 
 // declaredCapability is one server capability with its settings object.
@@ -96,9 +107,13 @@ type declaredCapability struct {
 
 // newMethodTable indexes methods, checking each (setup mistakes panic, as
 // they are found at startup) and collecting the capabilities they declare.
+// A capability is declared on every revision when any of its methods is
+// served (logging, say, is declared on 2026-07-28 though logging/setLevel
+// is legacy); its settings are merged per revision, from the methods that
+// revision has.
 func newMethodTable(methods []Method) *methodTable {
 	t := &methodTable{byName: make(map[string]*Method, len(methods))}
-	settings := map[string]map[string]any{}
+	served := map[string]bool{}
 	for i := range methods {
 		m := &methods[i]
 		checkMethod(m)
@@ -106,26 +121,46 @@ func newMethodTable(methods []Method) *methodTable {
 			panic(fmt.Sprintf("mcpmw: method %q is registered twice", m.Name))
 		}
 		t.byName[m.Name] = m
-		if m.Capability == "" {
-			continue
+		if m.Capability != "" {
+			served[m.Capability] = true
 		}
-		s := settings[m.Capability]
-		if s == nil {
-			s = map[string]any{}
-			settings[m.Capability] = s
+	}
+	for v := range revisionCount {
+		settings := make(map[string]map[string]any, len(served))
+		for c := range served {
+			settings[c] = map[string]any{}
 		}
-		for k, v := range m.Settings {
-			if old, ok := s[k]; ok && fmt.Sprint(old) != fmt.Sprint(v) {
-				panic(fmt.Sprintf("mcpmw: method %q sets %s.%s to %v, another method of %s to %v", m.Name, m.Capability, k, v, m.Capability, old))
+		for i := range methods {
+			m := &methods[i]
+			if !m.has(v) {
+				continue
 			}
-			s[k] = v
+			if m.Capability != "" {
+				mergeSettings(settings[m.Capability], m, m.Capability, m.Settings)
+			}
+			for c, s := range m.extends {
+				if served[c] {
+					mergeSettings(settings[c], m, c, s)
+				}
+			}
 		}
+		for name, s := range settings {
+			t.caps[v] = append(t.caps[v], declaredCapability{name: name, settings: s})
+		}
+		sort.Slice(t.caps[v], func(i, j int) bool { return t.caps[v][i].name < t.caps[v][j].name })
 	}
-	for name, s := range settings {
-		t.caps = append(t.caps, declaredCapability{name: name, settings: s})
-	}
-	sort.Slice(t.caps, func(i, j int) bool { return t.caps[i].name < t.caps[j].name })
 	return t
+}
+
+// mergeSettings adds what method m sets for capability c to dst, and
+// panics when another method of the same revision set a key differently.
+func mergeSettings(dst map[string]any, m *Method, c string, src map[string]any) {
+	for k, v := range src {
+		if old, ok := dst[k]; ok && fmt.Sprint(old) != fmt.Sprint(v) {
+			panic(fmt.Sprintf("mcpmw: method %q sets %s.%s to %v, another method of %s to %v", m.Name, c, k, v, c, old))
+		}
+		dst[k] = v
+	}
 }
 
 // checkMethod panics on a Method that cannot be served.

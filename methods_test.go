@@ -24,7 +24,7 @@ func TestDiscoverDeclaresCapabilitiesInNameOrder(t *testing.T) {
 	}})
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("1", "server/discover", ""))
-	assert.Contains(t, w.Body.String(), `"capabilities":{"completions":{},"prompts":{},"resources":{},"tools":{}}`)
+	assert.Contains(t, w.Body.String(), `"capabilities":{"completions":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`)
 }
 
 // A Target without a Kind is named "target" in the denial; a permission

@@ -1,6 +1,10 @@
 package mcpmw
 
-import "context"
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
 
 // Change notifications. An application (or the Registry, when tools,
 // resources or prompts are added or removed) publishes an Event; every
@@ -58,4 +62,68 @@ type Notifier interface {
 	// Subscribe calls deliver with each event published from now on, until
 	// the returned cancel func is called. deliver must not block.
 	Subscribe(deliver func(Event)) (cancel func())
+}
+
+// A LocalNotifier is the in-process Notifier: what is published on it
+// reaches the subscribers in this process only. It is safe for concurrent
+// use, and Publish never blocks as long as the subscribers' deliver funcs
+// do not (a Handler's never does).
+type LocalNotifier struct {
+	mu   sync.Mutex // serialises Subscribe and cancel
+	subs atomic.Pointer[[]*localSub]
+}
+
+// localSub is one subscription, compared by identity on cancel.
+type localSub struct{ deliver func(Event) }
+
+// NewLocalNotifier returns an in-process Notifier with no subscribers.
+func NewLocalNotifier() *LocalNotifier { return &LocalNotifier{} }
+
+// Publish calls every current subscriber's deliver func with ev, on the
+// caller's goroutine. It returns ctx's error, without delivering, when ctx
+// is already done.
+func (n *LocalNotifier) Publish(ctx context.Context, ev Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if subs := n.subs.Load(); subs != nil {
+		for _, s := range *subs {
+			s.deliver(ev)
+		}
+	}
+	return nil
+}
+
+// Subscribe calls deliver with each Event published from now on, until
+// cancel is called; cancel may be called more than once. deliver must not
+// block: it runs on the publisher's goroutine.
+func (n *LocalNotifier) Subscribe(deliver func(Event)) (cancel func()) {
+	s := &localSub{deliver: deliver}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var next []*localSub
+	if old := n.subs.Load(); old != nil {
+		next = append(next, *old...)
+	}
+	next = append(next, s)
+	n.subs.Store(&next)
+	return func() { n.unsubscribe(s) }
+}
+
+// unsubscribe removes s, if it is still subscribed. Publishing copies
+// nothing: the list is replaced, never changed in place.
+func (n *LocalNotifier) unsubscribe(s *localSub) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	old := n.subs.Load()
+	if old == nil {
+		return
+	}
+	next := make([]*localSub, 0, len(*old))
+	for _, o := range *old {
+		if o != s {
+			next = append(next, o)
+		}
+	}
+	n.subs.Store(&next)
 }

@@ -107,6 +107,21 @@ type Options struct {
 	// 405. Off by default: a stateless server need not pretend.
 	LegacySessionIDs bool
 
+	// Notifier carries change notifications (see Event) to the
+	// subscriptions/listen streams of every instance hearing it:
+	// Handler.Publish sends events to it, and the handler delivers what it
+	// hears to its own streams. Nil means a LocalNotifier of the handler's
+	// own; give every instance one backed by a shared bus for a change
+	// published on one to reach listeners on all. (Changes to the Registry
+	// are not sent through it: each instance has its own Registry, and
+	// tells its own listeners.)
+	Notifier Notifier
+	// ListenKeepAlive is how often an idle subscriptions/listen stream gets
+	// a keep-alive comment, so that proxies do not close it as idle and a
+	// client that has gone is noticed. Zero means 15 seconds; negative
+	// means none.
+	ListenKeepAlive time.Duration
+
 	// Observer, when set, follows every request for traces and metrics,
 	// refused ones included; see Observer and the otel module.
 	Observer Observer

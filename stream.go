@@ -265,13 +265,23 @@ const eventWriteTimeout = 30 * time.Second
 // aLongTimeAgo is a write deadline that makes a blocked write fail at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// writeEventLocked writes msg as one SSE event and flushes it, within
-// eventWriteTimeout and ctx: when ctx ends first (the tool's Timeout, or a
-// cancellation), a write the client is not taking fails instead of
-// blocking. Writers that cannot set deadlines are written to without one.
-// A failed write ends the stream: after a partial event nothing more can be
-// sent. s.mu must be held.
+// writeEventLocked writes msg as one SSE event and flushes it (see
+// writeFrameLocked). s.mu must be held.
 func (s *stream) writeEventLocked(ctx context.Context, msg ...[]byte) error {
+	size := 24
+	for _, piece := range msg {
+		size += len(piece)
+	}
+	return s.writeFrameLocked(ctx, appendEvent(make([]byte, 0, size), msg...))
+}
+
+// writeFrameLocked writes frame, one complete SSE event or comment, and
+// flushes it, within eventWriteTimeout and ctx: when ctx ends first (the
+// tool's Timeout, or a cancellation), a write the client is not taking
+// fails instead of blocking. Writers that cannot set deadlines are written
+// to without one. A failed write ends the stream: after a partial event
+// nothing more can be sent. s.mu must be held.
+func (s *stream) writeFrameLocked(ctx context.Context, frame []byte) error {
 	deadline := time.Now().Add(eventWriteTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -290,11 +300,7 @@ func (s *stream) writeEventLocked(ctx context.Context, msg ...[]byte) error {
 			<-unblocked // the next write must not inherit a deadline set late
 		}
 	}()
-	size := 24
-	for _, piece := range msg {
-		size += len(piece)
-	}
-	if _, err := s.w.Write(appendEvent(make([]byte, 0, size), msg...)); err != nil {
+	if _, err := s.w.Write(frame); err != nil {
 		s.done, s.err = true, fmt.Errorf("mcpmw: writing to the client: %w", err)
 		return s.err
 	}
@@ -361,4 +367,33 @@ func (s *stream) isStarted() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.started
+}
+
+// keepAliveFrame is an SSE comment: clients ignore it, and proxies that
+// close idle connections see traffic.
+var keepAliveFrame = []byte(":\n\n")
+
+// keepAlive writes a comment on a started stream (a listen stream, whose
+// events may be hours apart), under the same deadlines as an event.
+func (s *stream) keepAlive(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.done || s.sealed || !s.started:
+		if s.err != nil {
+			return s.err
+		}
+		return ErrStreamClosed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return s.writeFrameLocked(ctx, keepAliveFrame)
+}
+
+// abandon ends the stream without a final message: its client has gone, so
+// finish writes nothing.
+func (s *stream) abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = true
 }

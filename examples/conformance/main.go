@@ -71,6 +71,7 @@ func newHandler(c config, logger *slog.Logger) http.Handler {
 	var reg mcpmw.Registry
 	reg.Add(tools()...)
 	reg.Add(askTools()...)
+	reg.Add(listenTools(&reg)...)
 
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return anyone{}, nil })
 	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {

@@ -70,7 +70,7 @@ func TestToolsList(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &out))
 	listed := out.Result.Tools
-	require.Len(t, listed, len(tools())+len(askTools()))
+	require.Len(t, listed, len(tools())+len(askTools())+len(listenTools(nil)))
 	// http-header-validation calls the first listed tool with {}.
 	assert.Equal(t, "test_simple_text", listed[0].Name)
 	for _, tool := range listed {

@@ -1,0 +1,712 @@
+package mcpmw_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// tenantUser is a Caller in a tenant: an AudienceMember.
+type tenantUser struct {
+	user
+	tenant string
+}
+
+func (u *tenantUser) InAudience(a string) bool { return a == u.tenant }
+
+// listenAuthn admits the test users plus a member of tenant A and one of
+// tenant B, both with "read".
+var listenAuthn = mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+	switch tok := r.Header.Get("Authorization"); tok {
+	case "Bearer tenant-a", "Bearer tenant-b":
+		t := strings.ToUpper(strings.TrimPrefix(tok, "Bearer tenant-"))
+		return &tenantUser{user: user{name: "member of " + t, caps: []mcpmw.Permission{"read"}}, tenant: t}, nil
+	}
+	return tokenAuthn.Authenticate(r)
+})
+
+// listMethods are application methods serving resources and prompts, so
+// that every kind of change can be listened to.
+func listMethods() []mcpmw.Method {
+	empty := func(context.Context, *mcpmw.Request) *mcpmw.Response { return mcpmw.ResultResponse(map[string]any{}) }
+	return []mcpmw.Method{
+		{Name: "resources/list", Capability: "resources", Handle: empty},
+		{Name: "prompts/list", Capability: "prompts", Handle: empty},
+	}
+}
+
+// listenEnv is a handler with tools, resources and prompts behind a real
+// server, its registry and audit spy.
+type listenEnv struct {
+	h      *mcpmw.Handler
+	reg    *mcpmw.Registry
+	spy    *spy
+	srv    *httptest.Server
+	client *http.Client
+}
+
+func newListenEnv(t *testing.T, opts *mcpmw.Options) *listenEnv {
+	t.Helper()
+	e := &listenEnv{reg: &mcpmw.Registry{}, spy: &spy{}}
+	e.reg.Add(testTools()...)
+	if opts == nil {
+		opts = &mcpmw.Options{Methods: listMethods()}
+	}
+	e.h = mcpmw.New(e.reg, listenAuthn, e.spy, opts)
+	e.srv = httptest.NewServer(e.h)
+	e.client = e.srv.Client()
+	t.Cleanup(e.srv.Close)
+	t.Cleanup(e.h.Close) // before srv.Close: the open streams end first
+	return e
+}
+
+// listenBody is a subscriptions/listen request with the given id and
+// notifications member ("" leaves it out).
+func listenBody(id, notifications string) string {
+	params := meta26
+	if notifications != "" {
+		params = `"notifications":` + notifications + "," + params
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{` + params + `}}`
+}
+
+// sse reads a listen stream frame by frame.
+type sse struct {
+	resp   *http.Response
+	frames chan string // "data: ..." payloads, or ":" for a comment
+	cancel context.CancelFunc
+}
+
+// listen opens a listen stream as token and returns it once the response
+// headers are in.
+func (e *listenEnv) listen(t *testing.T, token, id, notifications string) *sse {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL, strings.NewReader(listenBody(id, notifications)))
+	require.NoError(t, err)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	r.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := e.client.Do(r)
+	require.NoError(t, err)
+	s := &sse{resp: resp, frames: make(chan string, 256), cancel: cancel}
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	go func() {
+		defer close(s.frames)
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimRight(line, "\n")
+			switch {
+			case strings.HasPrefix(line, "data: "):
+				s.frames <- strings.TrimPrefix(line, "data: ")
+			case strings.HasPrefix(line, ":"):
+				s.frames <- ":"
+			}
+		}
+	}()
+	return s
+}
+
+// next returns the next frame, failing the test after a second.
+func (s *sse) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case f, ok := <-s.frames:
+		require.True(t, ok, "the stream ended")
+		return f
+	case <-time.After(2 * time.Second):
+		t.Fatal("no frame within 2s")
+		return ""
+	}
+}
+
+// nextEvent returns the next data frame, skipping comments, decoded.
+func (s *sse) nextEvent(t *testing.T) map[string]any {
+	t.Helper()
+	for {
+		f := s.next(t)
+		if f == ":" {
+			continue
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(f), &m), f)
+		return m
+	}
+}
+
+// ended reports whether the stream ends (no more frames) within a second.
+func (s *sse) ended(t *testing.T) bool {
+	t.Helper()
+	for {
+		select {
+		case f, ok := <-s.frames:
+			if !ok {
+				return true
+			}
+			if f != ":" {
+				t.Errorf("unexpected frame %s", f)
+			}
+		case <-time.After(time.Second):
+			return false
+		}
+	}
+}
+
+func subID(t *testing.T, msg map[string]any) any {
+	t.Helper()
+	var meta map[string]any
+	if p, ok := msg["params"].(map[string]any); ok {
+		meta, _ = p["_meta"].(map[string]any)
+	} else if r, ok := msg["result"].(map[string]any); ok {
+		meta, _ = r["_meta"].(map[string]any)
+	}
+	require.NotNil(t, meta, "no _meta in %v", msg)
+	return meta["io.modelcontextprotocol/subscriptionId"]
+}
+
+func TestListenAcknowledgesFirstWithTheIDAsSent(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, id string }{
+		{"string id", `"sub-1"`},
+		{"number id", `42`},
+		{"big number id", `12345678901234567890`},
+		{"fraction id", `1.50`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newListenEnv(t, nil)
+			s := e.listen(t, "reader", tt.id, `{"toolsListChanged":true,"promptsListChanged":false,"resourceSubscriptions":["file:///a"]}`)
+			assert.Equal(t, http.StatusOK, s.resp.StatusCode)
+			assert.Equal(t, "text/event-stream", s.resp.Header.Get("Content-Type"))
+			ack := s.next(t)
+			// The id is echoed byte for byte, whatever its type.
+			assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]},"_meta":{"io.modelcontextprotocol/subscriptionId":`+tt.id+`}}}`, ack)
+
+			e.h.Close()
+			var final struct {
+				ID     json.RawMessage
+				Result json.RawMessage
+			}
+			require.NoError(t, json.Unmarshal([]byte(s.next(t)), &final))
+			assert.Equal(t, tt.id, string(final.ID))
+			assert.JSONEq(t, `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`+tt.id+`,"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}`, string(final.Result))
+			assert.True(t, s.ended(t))
+		})
+	}
+}
+
+// A listener receives only the kinds it asked for, each tagged with its
+// subscription id; resources/updated only for a URI it listed, matched
+// exactly.
+func TestListenDeliversOnlyWhatWasAskedFor(t *testing.T) {
+	t.Parallel()
+	e := newListenEnv(t, nil)
+	prompts := e.listen(t, "reader", `"p"`, `{"promptsListChanged":true}`)
+	uris := e.listen(t, "reader", `"u"`, `{"resourceSubscriptions":["file:///a","file:///b"]}`)
+	assert.Equal(t, `{"promptsListChanged":true}`, gjsonNotifications(t, prompts.next(t)))
+	assert.Equal(t, `{"resourceSubscriptions":["file:///a","file:///b"]}`, gjsonNotifications(t, uris.next(t)))
+
+	ctx := t.Context()
+	for _, ev := range []mcpmw.Event{
+		{Method: mcpmw.ToolsListChanged, Permission: "read"},
+		{Method: mcpmw.ResourcesListChanged, Permission: "read"},
+		{Method: mcpmw.ResourceUpdated, URI: "file:///A", Permission: "read"},
+		{Method: mcpmw.ResourceUpdated, URI: "file:///a/", Permission: "read"},
+		{Method: mcpmw.ResourceUpdated, URI: "file:///c", Permission: "read"},
+		{Method: mcpmw.ResourceUpdated, URI: "file:///b", Permission: "read"},
+		{Method: mcpmw.PromptsListChanged, Permission: "read"},
+	} {
+		require.NoError(t, e.h.Publish(ctx, ev))
+	}
+	// Events reach a stream in the order published: had anything else
+	// leaked, it would come first.
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"p"}}}`, prompts.next(t))
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///b","_meta":{"io.modelcontextprotocol/subscriptionId":"u"}}}`, uris.next(t))
+}
+
+// gjsonNotifications returns params.notifications of an acknowledgement.
+func gjsonNotifications(t *testing.T, frame string) string {
+	t.Helper()
+	var ack struct {
+		Method string
+		Params struct{ Notifications json.RawMessage }
+	}
+	require.NoError(t, json.Unmarshal([]byte(frame), &ack), frame)
+	require.Equal(t, "notifications/subscriptions/acknowledged", ack.Method)
+	return string(ack.Params.Notifications)
+}
+
+// Only what the endpoint serves is acknowledged: an endpoint with tools
+// alone honours toolsListChanged and nothing else.
+func TestListenAcknowledgesOnlyServedKinds(t *testing.T) {
+	t.Parallel()
+	e := newListenEnv(t, &mcpmw.Options{})
+	s := e.listen(t, "reader", "1", `{"toolsListChanged":true,"resourcesListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["file:///a"],"somethingNew":true}`)
+	assert.Equal(t, `{"toolsListChanged":true}`, gjsonNotifications(t, s.next(t)))
+	s2 := e.listen(t, "reader", "2", `{}`)
+	assert.Equal(t, `{}`, gjsonNotifications(t, s2.next(t)))
+	recs := e.spy.records()
+	require.Len(t, recs, 2)
+	assert.ElementsMatch(t, []string{"listen: toolsListChanged", "listen: nothing"}, []string{recs[0].Summary, recs[1].Summary})
+}
+
+// A listener hears an event only when its caller holds the event's
+// permission and, for an event with an Audience, is a member of it.
+func TestListenFiltersByPermissionAndAudience(t *testing.T) {
+	t.Parallel()
+	e := newListenEnv(t, nil)
+	a := e.listen(t, "tenant-a", `"a"`, `{"toolsListChanged":true,"resourceSubscriptions":["db://orders/7"]}`)
+	b := e.listen(t, "tenant-b", `"b"`, `{"toolsListChanged":true,"resourceSubscriptions":["db://orders/7"]}`)
+	plain := e.listen(t, "writer", `"w"`, `{"toolsListChanged":true,"resourceSubscriptions":["db://orders/7"]}`)
+	for _, s := range []*sse{a, b, plain} {
+		// The acknowledgement honours the URI whether or not the caller may
+		// read it: it tells no one what exists.
+		assert.Equal(t, `{"toolsListChanged":true,"resourceSubscriptions":["db://orders/7"]}`, gjsonNotifications(t, s.next(t)))
+	}
+	ctx := t.Context()
+	for _, ev := range []mcpmw.Event{
+		{Method: mcpmw.ResourceUpdated, URI: "db://orders/7", Permission: "read", Audience: "B"}, // B's change
+		{Method: mcpmw.ToolsListChanged, Permission: "write"},                                    // only writer may see it
+		{Method: mcpmw.ResourceUpdated, URI: "db://orders/7", Permission: "read", Audience: "A"}, // A's own
+		{Method: mcpmw.ToolsListChanged, Permission: "read"},                                     // everyone's
+	} {
+		require.NoError(t, e.h.Publish(ctx, ev))
+	}
+	method := func(m map[string]any) string { return m["method"].(string) }
+	// A: its own update, then the shared change; never B's.
+	ev := a.nextEvent(t)
+	assert.Equal(t, mcpmw.ResourceUpdated, method(ev))
+	assert.Equal(t, "db://orders/7", ev["params"].(map[string]any)["uri"])
+	assert.Equal(t, "a", subID(t, ev))
+	assert.Equal(t, mcpmw.ToolsListChanged, method(a.nextEvent(t)))
+	// B: its update, then the shared change.
+	assert.Equal(t, mcpmw.ResourceUpdated, method(b.nextEvent(t)))
+	assert.Equal(t, mcpmw.ToolsListChanged, method(b.nextEvent(t)))
+	// writer is no AudienceMember: no audience event ever; it holds write.
+	assert.Equal(t, mcpmw.ToolsListChanged, method(plain.nextEvent(t)))
+	assert.Equal(t, mcpmw.ToolsListChanged, method(plain.nextEvent(t)))
+	e.h.Close()
+	for _, s := range []*sse{a, b, plain} {
+		_, isResult := s.nextEvent(t)["result"]
+		assert.True(t, isResult, "the final result, and nothing before it")
+	}
+}
+
+// Adding and removing tools tells the listeners that may see them, without
+// anyone calling Publish.
+func TestListenHearsRegistryChanges(t *testing.T) {
+	t.Parallel()
+	notified := &countingNotifier{}
+	e := newListenEnv(t, &mcpmw.Options{Notifier: notified})
+	s := e.listen(t, "reader", "7", `{"toolsListChanged":true}`)
+	s.next(t) // ack
+	noop := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		return mcpmw.TextResult(""), nil
+	}
+	e.reg.Add(mcpmw.Tool{Name: "admin_only", Permission: "admin", Call: noop}) // reader may not see it
+	e.reg.Add(mcpmw.Tool{Name: "new_one", Permission: "read", Call: noop})
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`, s.next(t))
+	assert.Equal(t, 0, e.reg.Remove("no_such_tool"))
+	e.reg.Remove("admin_only")
+	assert.Equal(t, 1, e.reg.Remove("new_one"))
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`, s.next(t))
+	assert.Zero(t, notified.published.Load(), "registry changes are this instance's own: not sent through the Notifier")
+}
+
+// countingNotifier is a LocalNotifier that counts what is published.
+type countingNotifier struct {
+	mcpmw.LocalNotifier
+	published atomic.Int32
+}
+
+func (n *countingNotifier) Publish(ctx context.Context, ev mcpmw.Event) error {
+	n.published.Add(1)
+	return n.LocalNotifier.Publish(ctx, ev)
+}
+
+// Events published on a shared Notifier reach listeners of every handler
+// hearing it.
+func TestListenSharedNotifier(t *testing.T) {
+	t.Parallel()
+	bus := mcpmw.NewLocalNotifier()
+	one := newListenEnv(t, &mcpmw.Options{Notifier: bus})
+	two := newListenEnv(t, &mcpmw.Options{Notifier: bus})
+	s := two.listen(t, "reader", "1", `{"toolsListChanged":true}`)
+	s.next(t)
+	require.NoError(t, one.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+	assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"])
+}
+
+func TestListenKeepAlive(t *testing.T) {
+	t.Parallel()
+	e := newListenEnv(t, &mcpmw.Options{ListenKeepAlive: 10 * time.Millisecond})
+	s := e.listen(t, "reader", "1", `{"toolsListChanged":true}`)
+	s.next(t)
+	assert.Equal(t, ":", s.next(t))
+	assert.Equal(t, ":", s.next(t))
+
+	off := newListenEnv(t, &mcpmw.Options{ListenKeepAlive: -1})
+	s = off.listen(t, "reader", "1", `{"toolsListChanged":true}`)
+	s.next(t)
+	select {
+	case f := <-s.frames:
+		t.Fatalf("no keep-alive expected, got %q", f)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// Close ends the streams with their result and refuses new ones;
+// registered with RegisterOnShutdown, it lets Shutdown return promptly.
+func TestListenCloseOnShutdown(t *testing.T) {
+	t.Parallel()
+	reg := &mcpmw.Registry{}
+	reg.Add(testTools()...)
+	a := &spy{}
+	h := mcpmw.New(reg, listenAuthn, a, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h, ReadTimeout: 50 * time.Millisecond}
+	srv.RegisterOnShutdown(h.Close)
+	go func() { _ = srv.Serve(ln) }()
+	e := &listenEnv{h: h, srv: &httptest.Server{URL: "http://" + ln.Addr().String(), Config: srv}, client: &http.Client{}}
+	s := e.listen(t, "reader", `"x"`, `{"toolsListChanged":true}`)
+	s.next(t)
+	time.Sleep(100 * time.Millisecond) // past ReadTimeout: the stream must survive it
+	require.NoError(t, h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+	assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"], "the stream outlives the server's ReadTimeout")
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, srv.Shutdown(ctx))
+	assert.Less(t, time.Since(start), 2*time.Second, "Shutdown returns promptly")
+	final := s.nextEvent(t)
+	assert.Equal(t, "complete", final["result"].(map[string]any)["resultType"])
+	assert.Equal(t, "x", subID(t, final))
+	assert.True(t, s.ended(t))
+	require.Len(t, a.records(), 1, "one record, made when the stream opened")
+
+	// After Close a new listen is refused; other requests are served.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(listenBody("2", `{"toolsListChanged":true}`), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code, w.Body.String())
+	assert.Equal(t, "1", w.Header().Get("Retry-After"))
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("3", "tools/list", ""))
+	assert.Equal(t, http.StatusOK, w.Code)
+	h.Close() // again: a no-op
+}
+
+// A client that goes away frees its stream: the handler's goroutine
+// returns and the goroutine count comes back to where it was. Not
+// parallel, so that other tests' goroutines do not move the count.
+func TestListenClientDisconnectFreesTheStream(t *testing.T) {
+	reg := &mcpmw.Registry{}
+	reg.Add(testTools()...)
+	h := mcpmw.New(reg, listenAuthn, &spy{}, &mcpmw.Options{ListenKeepAlive: -1})
+	defer h.Close()
+	var active atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		active.Add(1)
+		defer active.Add(-1)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	settle := func() int {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+		return runtime.NumGoroutine()
+	}
+	baseline := settle()
+
+	for range 3 {
+		ctx, cancel := context.WithCancel(t.Context())
+		r, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(listenBody("1", `{"toolsListChanged":true}`)))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer reader")
+		r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		r.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := client.Do(r)
+		require.NoError(t, err)
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		require.NoError(t, err)
+		assert.Equal(t, "event: message\n", line)
+		require.EqualValues(t, 1, active.Load())
+		cancel() // the client goes away
+		resp.Body.Close()
+		require.Eventually(t, func() bool { return active.Load() == 0 }, 2*time.Second, 5*time.Millisecond, "the handler returns")
+	}
+	// Polled here, not with assert.Eventually, whose own goroutine counts.
+	n := settle()
+	for deadline := time.Now().Add(3 * time.Second); n > baseline && time.Now().Before(deadline); {
+		n = settle()
+	}
+	if !assert.LessOrEqual(t, n, baseline, "goroutines back to the baseline") {
+		buf := make([]byte, 1<<20)
+		t.Log(string(buf[:runtime.Stack(buf, true)]))
+	}
+}
+
+// blockingWriter is an in-memory ResponseWriter whose writes, after the
+// first, wait until released: a client that has stopped reading.
+type blockingWriter struct {
+	hdr     http.Header
+	mu      sync.Mutex
+	body    strings.Builder
+	writes  int
+	release chan struct{}
+}
+
+func (w *blockingWriter) Header() http.Header { return w.hdr }
+func (w *blockingWriter) WriteHeader(int)     {}
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.writes++
+	n := w.writes
+	w.mu.Unlock()
+	if n > 1 {
+		<-w.release
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.Write(p)
+}
+func (w *blockingWriter) Flush()                           {}
+func (w *blockingWriter) SetWriteDeadline(time.Time) error { return nil }
+func (w *blockingWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.String()
+}
+
+// A listener that falls more than its buffer behind is ended with its
+// result: the publisher never waits for it, and it is not left to miss
+// events unawares.
+func TestListenSlowListenerIsEnded(t *testing.T) {
+	t.Parallel()
+	reg := &mcpmw.Registry{}
+	reg.Add(testTools()...)
+	a := &spy{}
+	h := mcpmw.New(reg, listenAuthn, a, &mcpmw.Options{ListenKeepAlive: -1})
+	defer h.Close()
+	w := &blockingWriter{hdr: http.Header{}, release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(w, req(listenBody(`"slow"`, `{"toolsListChanged":true}`), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(w.String(), "acknowledged") }, 2*time.Second, time.Millisecond)
+
+	ev := mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}
+	require.NoError(t, h.Publish(t.Context(), ev))
+	require.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.writes == 2 }, 2*time.Second, time.Millisecond, "the stream is stuck writing the event")
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for range 200 {
+			_ = h.Publish(context.Background(), ev)
+		}
+	}()
+	select {
+	case <-published:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Publish blocked on a slow listener")
+	}
+	close(w.release) // the client reads again
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the slow listener's stream did not end")
+	}
+	body := w.String()
+	assert.Equal(t, 1, strings.Count(body, "list_changed"), "the event being written when it fell behind; the rest are not sent")
+	assert.True(t, strings.HasSuffix(body, `"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"slow","io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}}`+"\n\n"), body)
+	require.Len(t, a.records(), 1)
+}
+
+// subscriptions/listen is a 2026-07-28 method: legacy revisions get
+// -32601, and their initialize declares no listChanged or subscribe (there
+// is no stream to deliver them on); the legacy GET stays 405.
+func TestListenLegacyRevisions(t *testing.T) {
+	t.Parallel()
+	h, a, _ := newTestHandler(t, &mcpmw.Options{Methods: listMethods()})
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, legacy(v, "1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`))
+		assert.Equal(t, mcpmw.CodeMethodNotFound, decode(t, w).Error.Code, v)
+
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, req(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+		assert.Equal(t, map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}}, decode(t, w).Result["capabilities"], v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "server/discover", ""))
+	assert.Equal(t, map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{"listChanged": true, "subscribe": true}, "prompts": map[string]any{"listChanged": true}}, decode(t, w).Result["capabilities"])
+
+	r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+	r.Header.Set("Accept", "text/event-stream")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
+	assert.Len(t, a.records(), 5, "one per POST; the GET is not audited")
+}
+
+// An endpoint with nothing to listen to does not serve the method, nor
+// declare listChanged.
+func TestListenNotServedWithoutCapabilities(t *testing.T) {
+	t.Parallel()
+	h := mcpmw.New(nil, tokenAuthn, &spy{}, nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(listenBody("1", `{"toolsListChanged":true}`), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
+	assert.Equal(t, http.StatusNotFound, w.Code)
+	assert.Equal(t, mcpmw.CodeMethodNotFound, decode(t, w).Error.Code)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "server/discover", ""))
+	assert.Equal(t, map[string]any{}, decode(t, w).Result["capabilities"])
+}
+
+// Refused listens get the right code and status, a message naming the
+// member, and one record each.
+func TestListenRefusals(t *testing.T) {
+	t.Parallel()
+	many := `["` + strings.Repeat(`u","`, 1000) + `u"]`
+	for _, tt := range []struct {
+		name, notifications string
+		hdr                 []string
+		status, code        int
+		message             string
+	}{
+		{"missing", "", nil, 200, -32602, "params.notifications is required"},
+		{"not an object", `"tools"`, nil, 200, -32602, "params.notifications must be an object, not a string"},
+		{"flag not a boolean", `{"toolsListChanged":"yes"}`, nil, 200, -32602, "params.notifications.toolsListChanged must be a boolean, not a string"},
+		{"flag null", `{"promptsListChanged":null}`, nil, 200, -32602, "params.notifications.promptsListChanged must be a boolean, not null"},
+		{"uris not an array", `{"resourceSubscriptions":"file:///a"}`, nil, 200, -32602, "params.notifications.resourceSubscriptions must be an array of URI strings, not a string"},
+		{"uri not a string", `{"resourceSubscriptions":["file:///a",7]}`, nil, 200, -32602, "params.notifications.resourceSubscriptions[1] must be a string, not a number"},
+		{"uri too long", `{"resourceSubscriptions":["` + strings.Repeat("x", 2049) + `"]}`, nil, 200, -32602, "params.notifications.resourceSubscriptions[0] is longer than 2048 bytes"},
+		{"too many uris", `{"resourceSubscriptions":` + many + `}`, nil, 200, -32602, "lists more than 1000 URIs"},
+		{"json only", `{"toolsListChanged":true}`, []string{"Accept", "application/json"}, 406, -32600, "send Accept: text/event-stream"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, a, _ := newTestHandler(t, &mcpmw.Options{Methods: listMethods()})
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req(listenBody("9", tt.notifications), append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"}, tt.hdr...)...))
+			assert.Equal(t, tt.status, w.Code)
+			res := decode(t, w)
+			require.NotNil(t, res.Error, w.Body.String())
+			assert.Equal(t, tt.code, res.Error.Code)
+			assert.Contains(t, res.Error.Message, tt.message)
+			assert.Less(t, len(res.Error.Message), 200, "nothing client-sent echoed at length")
+			assert.Equal(t, "9", string(res.ID))
+			recs := a.records()
+			require.Len(t, recs, 1)
+			assert.Equal(t, "subscriptions/listen", recs[0].Method)
+			assert.Equal(t, tt.code, recs[0].ErrorCode)
+		})
+	}
+}
+
+// A listen is recorded once, when its stream opens, with what it listens
+// to; its end adds no record.
+func TestListenIsRecordedOnceWhenItOpens(t *testing.T) {
+	t.Parallel()
+	e := newListenEnv(t, nil)
+	s := e.listen(t, "reader", `"r"`, `{"toolsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["a","b"]}`)
+	s.next(t)
+	recs := e.spy.records()
+	require.Len(t, recs, 1, "recorded while open")
+	rec := recs[0]
+	assert.Equal(t, "subscriptions/listen", rec.Method)
+	assert.Equal(t, mcpmw.OutcomeOK, rec.Outcome)
+	assert.Equal(t, http.StatusOK, rec.Status)
+	assert.Equal(t, `"r"`, rec.RequestID)
+	assert.Equal(t, "listen: toolsListChanged, resourcesListChanged, resourceSubscriptions (2 URIs)", rec.Summary)
+	e.h.Close()
+	s.nextEvent(t)
+	assert.True(t, s.ended(t))
+	assert.Len(t, e.spy.records(), 1, "no second record at the end")
+}
+
+func TestPublishValidatesEvents(t *testing.T) {
+	t.Parallel()
+	h := mcpmw.New(&mcpmw.Registry{}, tokenAuthn, &spy{}, nil)
+	for _, tt := range []struct {
+		ev   mcpmw.Event
+		want string
+	}{
+		{mcpmw.Event{Method: "notifications/progress", Permission: "read"}, "is not a change notification"},
+		{mcpmw.Event{Method: mcpmw.ToolsListChanged}, "has no Permission"},
+		{mcpmw.Event{Method: mcpmw.ResourceUpdated, Permission: "read"}, "has no URI"},
+	} {
+		err := h.Publish(t.Context(), tt.ev)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tt.want)
+		assert.True(t, strings.HasPrefix(err.Error(), "mcpmw: "))
+	}
+	assert.NoError(t, h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ResourceUpdated, URI: "x", Permission: "read"}))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.ErrorIs(t, h.Publish(ctx, mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}), context.Canceled)
+}
+
+func TestLocalNotifier(t *testing.T) {
+	t.Parallel()
+	n := mcpmw.NewLocalNotifier()
+	var got1, got2 []string
+	cancel1 := n.Subscribe(func(ev mcpmw.Event) { got1 = append(got1, ev.URI) })
+	cancel2 := n.Subscribe(func(ev mcpmw.Event) { got2 = append(got2, ev.URI) })
+	require.NoError(t, n.Publish(t.Context(), mcpmw.Event{URI: "1"}))
+	cancel1()
+	cancel1() // twice: a no-op
+	require.NoError(t, n.Publish(t.Context(), mcpmw.Event{URI: "2"}))
+	cancel2()
+	require.NoError(t, n.Publish(t.Context(), mcpmw.Event{URI: "3"}))
+	assert.Equal(t, []string{"1"}, got1)
+	assert.Equal(t, []string{"1", "2"}, got2)
+	var _ mcpmw.Notifier = n
+	assert.True(t, errors.Is(n.Publish(canceledContext(), mcpmw.Event{}), context.Canceled))
+}
+
+func canceledContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// A listen sent as a notification has nothing to answer on: 202, one
+// record, no stream.
+func TestListenAsNotification(t *testing.T) {
+	t.Parallel()
+	h, a, _ := newTestHandler(t, nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta26+`}}`,
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
+	assert.Equal(t, http.StatusAccepted, w.Code)
+	assert.Empty(t, w.Body.String())
+	require.Len(t, a.records(), 1)
+	assert.Equal(t, mcpmw.OutcomeAccepted, a.records()[0].Outcome)
+}
