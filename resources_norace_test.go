@@ -1,0 +1,5 @@
+//go:build !race
+
+package mcpmw_test
+
+const raceEnabled = false
