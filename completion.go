@@ -1,6 +1,10 @@
 package mcpmw
 
-import "context"
+import (
+	"context"
+	"errors"
+	"strconv"
+)
 
 // A Completer suggests values for one argument of a prompt or one
 // variable of a resource template, as the user types it
@@ -29,4 +33,211 @@ type Completion struct {
 	Total int
 	// HasMore says there are suggestions beyond Values.
 	HasMore bool
+}
+
+// maxCompletionValues is the most values one completion/complete result
+// may carry (the schema's maxItems).
+const maxCompletionValues = 100
+
+// completionMethods serves completion/complete for the prompts and
+// resource templates of a Registry that have Completers.
+type completionMethods struct {
+	reg *Registry
+	ad  *advertisement
+}
+
+func (m *completionMethods) methods() []Method {
+	return []Method{{Name: "completion/complete", Capability: "completions", Target: m.target, Handle: m.complete}}
+}
+
+// completionRef is what a completion/complete names: a prompt or a
+// resource template, with its Target and Completers.
+type completionRef struct {
+	target     *Target
+	completers map[string]Completer
+}
+
+// target finds the prompt or template a completion/complete completes, so
+// that the caller's permission for it is checked before anything else.
+func (m *completionMethods) target(req *Request) (*Target, *Response) {
+	ref, resp := m.find(req)
+	if resp != nil {
+		return nil, resp
+	}
+	return ref.target, nil
+}
+
+// find reads params.ref and looks up what it names.
+func (m *completionMethods) find(req *Request) (completionRef, *Response) {
+	raw := req.Param("ref")
+	var ms [4]member
+	members, ok := objectMembers(raw, ms[:0])
+	if !ok || kindOf(raw) != kindObject {
+		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.ref, {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
+	}
+	typ, _ := unquote(lookup(members, "type"))
+	var ref completionRef
+	var name, field string
+	var found bool
+	switch typ {
+	case "ref/prompt":
+		field = "name"
+		name, ok = unquote(lookup(members, field))
+		if ok {
+			ref.target, ref.completers, found = m.reg.promptByName(name)
+		}
+	case "ref/resource":
+		field = "uri"
+		name, ok = unquote(lookup(members, field))
+		if ok {
+			ref.target, ref.completers, found = m.reg.templateByURI(name)
+		}
+	default:
+		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: params.ref.type must be "ref/prompt" or "ref/resource", not `+quoteEcho(typ))
+	}
+	switch {
+	case !ok:
+		return completionRef{}, ErrorResponse(CodeInvalidParams, "Invalid params: params.ref."+field+" must be a string")
+	case !found && typ == "ref/prompt":
+		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
+		resp.Target = capEcho(name)
+		return completionRef{}, resp
+	case !found:
+		resp := ErrorResponse(CodeInvalidParams, "Unknown resource template: "+capEcho(name))
+		resp.Target = capEcho(name)
+		return completionRef{}, resp
+	}
+	return ref, nil
+}
+
+// complete answers completion/complete: the Completer of the named
+// argument, its values capped at 100. An argument without a Completer has
+// no suggestions (an empty list, not an error: the client asked politely).
+func (m *completionMethods) complete(ctx context.Context, req *Request) *Response {
+	ref, resp := m.find(req)
+	if resp != nil {
+		return resp
+	}
+	t := ref.target
+	if admittedTarget(ctx) != t && !req.Caller.Can(t.Permission) { // a middleware pointed it elsewhere
+		return deniedResponse(t)
+	}
+	creq, resp := completionRequest(req)
+	if resp != nil {
+		resp.Target = t.Name
+		return resp
+	}
+	var c Completion
+	if fn := ref.completers[creq.Argument]; fn != nil {
+		var err error
+		if c, err = fn(ctx, req.Caller, creq); err != nil {
+			var je *Error
+			if errors.As(err, &je) {
+				return &Response{Error: je, Target: t.Name, Summary: capEcho(je.Message)}
+			}
+			resp := ErrorResponse(CodeInternalError, "Internal error")
+			resp.Target, resp.Cause, resp.Summary = t.Name, err, "completer failed: "+capEcho(err.Error())
+			return resp
+		}
+	}
+	body := appendCompletion(nil, &c, req.revision(), m.ad.serverMeta)
+	return &Response{Result: body, Target: t.Name, encoded: true,
+		Summary: "completed " + capEcho(creq.Argument) + ": " + strconv.Itoa(min(len(c.Values), maxCompletionValues)) + " value(s)"}
+}
+
+// completionRequest reads params.argument and params.context.arguments.
+func completionRequest(req *Request) (CompletionRequest, *Response) {
+	var ms [4]member
+	raw := req.Param("argument")
+	members, ok := objectMembers(raw, ms[:0])
+	if !ok || kindOf(raw) != kindObject {
+		return CompletionRequest{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.argument, {"name":...,"value":...}`)
+	}
+	var c CompletionRequest
+	if c.Argument, ok = unquote(lookup(members, "name")); !ok {
+		return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.argument.name must be a string")
+	}
+	if c.Value, ok = unquote(lookup(members, "value")); !ok {
+		return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.argument.value must be a string")
+	}
+	switch ctxRaw := req.Param("context"); kindOf(ctxRaw) {
+	case kindNone, kindNull:
+		return c, nil
+	case kindObject:
+		cm, _ := objectMembers(ctxRaw, ms[:0])
+		args := lookup(cm, "arguments")
+		switch kindOf(args) {
+		case kindNone, kindNull:
+			return c, nil
+		case kindObject:
+		default:
+			return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.context.arguments must be an object of strings")
+		}
+		am, _ := objectMembers(args, nil)
+		c.Context = make(map[string]string, len(am))
+		for _, a := range am {
+			k, _ := unquote(a.key)
+			v, ok := unquote(a.val)
+			if !ok {
+				return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.context.arguments."+capEcho(k)+" must be a string")
+			}
+			c.Context[k] = v
+		}
+		return c, nil
+	default:
+		return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.context must be an object")
+	}
+}
+
+// appendCompletion encodes a CompleteResult: at most 100 values, total
+// when known (never less than what is sent), hasMore when values were cut
+// or the Completer said so.
+func appendCompletion(dst []byte, c *Completion, rev revision, serverMeta []byte) []byte {
+	values, more := c.Values, c.HasMore
+	if len(values) > maxCompletionValues {
+		values, more = values[:maxCompletionValues], true
+	}
+	if rev.envelope() {
+		dst = append(dst, `{"resultType":"complete","completion":{"values":[`...)
+	} else {
+		dst = append(dst, `{"completion":{"values":[`...)
+	}
+	for i, v := range values {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, v)
+	}
+	dst = append(dst, ']')
+	if c.Total > 0 {
+		dst = append(dst, `,"total":`...)
+		dst = strconv.AppendInt(dst, int64(max(c.Total, len(values))), 10)
+	}
+	if more {
+		dst = append(dst, `,"hasMore":true`...)
+	}
+	dst = append(dst, '}')
+	if rev.envelope() {
+		dst = append(dst, ',')
+		dst = append(dst, serverMeta...)
+	}
+	return append(dst, '}')
+}
+
+// hasCompleters reports whether some prompt or resource template of the
+// registry has a Completer: the completions capability is declared only
+// then, so that a client is not invited to ask for suggestions that can
+// never come.
+func (r *Registry) hasCompleters() bool {
+	for _, e := range r.promptTable().list {
+		if len(e.Complete) > 0 {
+			return true
+		}
+	}
+	for _, e := range r.resources().templates {
+		if len(e.Complete) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -105,6 +105,10 @@ func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, asking: ask}
 		methods = append(methods, rm.methods()...)
 	}
+	if reg != nil && reg.hasCompleters() {
+		c := &completionMethods{reg: reg, ad: h.ad}
+		methods = append(methods, c.methods()...)
+	}
 	return append(methods, o.Methods...)
 }
 

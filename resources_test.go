@@ -436,12 +436,20 @@ func TestResourcesSubscribeLegacyOnly(t *testing.T) {
 	assert.Equal(t, 404, w.Code)
 	assert.Equal(t, mcpmw.CodeMethodNotFound, decode(t, w).Error.Code)
 
-	// Not declared as a subscribe capability.
+	// Declared where it can be delivered: on 2026-07-28, through
+	// subscriptions/listen; never to a legacy client, which has no stream
+	// to receive notifications/resources/updated on.
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, modern("1", "server/discover", ""))
 	caps := decode(t, w).Result["capabilities"].(map[string]any)
 	require.Contains(t, caps, "resources")
-	assert.NotContains(t, caps["resources"], "subscribe")
+	assert.Equal(t, map[string]any{"subscribe": true, "listChanged": true}, caps["resources"])
+	for _, v := range []string{mcpmw.Version20251125, mcpmw.Version20250618} {
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, legacy(v, "1", "initialize", `"protocolVersion":"`+v+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}`))
+		caps = decode(t, w).Result["capabilities"].(map[string]any)
+		assert.Equal(t, map[string]any{}, caps["resources"], v)
+	}
 }
 
 func TestResourcesCapabilityOnlyWithResources(t *testing.T) {

@@ -29,6 +29,10 @@ type session struct {
 // Can reports whether the session holds capability c.
 func (s *session) Can(c mcpmw.Permission) bool { return s.caps[c] }
 
+// InAudience reports whether the session belongs to audience, a tenant:
+// events published for a tenant reach only its own listeners.
+func (s *session) InAudience(audience string) bool { return audience == s.tenant }
+
 // String is how the session appears in audit records: its name, never its
 // token.
 func (s *session) String() string { return s.name }
@@ -135,6 +139,32 @@ func (s *noteStore) latest(tenant string, limit int) []note {
 	return out
 }
 
+// all returns tenant's notes, oldest first.
+func (s *noteStore) all(tenant string) []note {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.notes[tenant])
+}
+
+// count returns how many notes tenant has.
+func (s *noteStore) count(tenant string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.notes[tenant])
+}
+
+// get returns tenant's note id.
+func (s *noteStore) get(tenant string, id int) (note, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.notes[tenant] {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return note{}, false
+}
+
 // has reports whether tenant has a note with this id.
 func (s *noteStore) has(tenant string, id int) bool {
 	s.mu.Lock()
@@ -161,8 +191,10 @@ func (s *noteStore) remove(tenant string, id int) bool {
 	return false
 }
 
-// tools returns the application's MCP tools, bound to its note store.
-func tools(store *noteStore) []mcpmw.Tool {
+// tools returns the application's MCP tools, bound to its note store; a
+// change to a tenant's notes is published through notify, to that
+// tenant's listeners only.
+func tools(store *noteStore, notify mcpmw.Notifier) []mcpmw.Tool {
 	return []mcpmw.Tool{
 		{
 			Name:        "echo",
@@ -223,13 +255,14 @@ func tools(store *noteStore) []mcpmw.Tool {
 				if err != nil {
 					return mcpmw.ErrorResult("%v", err), nil
 				}
+				notesChanged(ctx, notify, s.tenant)
 				return mcpmw.ToolResult{
 					Content:           []mcpmw.Content{mcpmw.TextContent(fmt.Sprintf("created note %d", n.ID))},
 					StructuredContent: map[string]int{"id": n.ID},
 				}, nil
 			},
 		},
-		noteDelete(store),
+		noteDelete(store, notify),
 		{
 			Name:        "notes_list",
 			Title:       "List notes",
@@ -280,7 +313,7 @@ type elicitAnswer struct {
 // tenant's notes once the user confirms, asking through the client
 // (elicitation) on 2026-07-28. The tool runs again from the top on every
 // round, so the note is looked up again when the answer comes.
-func noteDelete(store *noteStore) mcpmw.Tool {
+func noteDelete(store *noteStore, notify mcpmw.Notifier) mcpmw.Tool {
 	return mcpmw.Tool{
 		Name:                       "note_delete",
 		Title:                      "Delete a note",
@@ -331,6 +364,7 @@ func noteDelete(store *noteStore) mcpmw.Tool {
 			if !store.remove(s.tenant, id) { // deleted by someone else since the question
 				return mcpmw.ErrorResult("there is no note %d among your team's notes", id), nil
 			}
+			notesChanged(ctx, notify, s.tenant)
 			return mcpmw.ToolResult{
 				Content:           []mcpmw.Content{mcpmw.TextContent(fmt.Sprintf("deleted note %d", id))},
 				StructuredContent: map[string]any{"deleted": id},

@@ -82,16 +82,29 @@ func configFromEnv(getenv func(string) string) (config, error) {
 
 // instructions tell the client's model what the endpoint is for.
 const instructions = "Notes for your team: notes_list reads them, note_create adds one and note_delete removes one " +
-	"after asking the user to confirm (both need write access; note_delete needs a client that supports elicitation)."
+	"after asking the user to confirm (both need write access; note_delete needs a client that supports elicitation). " +
+	"Each note is also a resource, notes://<id>; the prompts summarize_notes and draft_note help write and review them."
 
 // newRouter builds the application's router: chi's standard middleware, a
 // health check, and the MCP endpoint at /mcp, auditing to auditOut and
 // logging to logOut. extra tools are served beside the application's own
 // (the tests use it for faults the real tools never produce).
 func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.Handler {
+	r, _ := newApp(c, auditOut, logOut, extra...)
+	return r
+}
+
+// newApp is newRouter, also returning the MCP endpoint, whose Close ends
+// its open listen streams when the server shuts down.
+func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Handler, *mcpmw.Handler) {
+	store := newNoteStore()
+	notify := mcpmw.NewLocalNotifier() // one process; a shared bus (Redis) would let every instance's listeners hear
 	var reg mcpmw.Registry
-	reg.Add(tools(newNoteStore())...)
+	reg.Add(tools(store, notify)...)
 	reg.Add(extra...)
+	reg.AddResources(resources(store)...)
+	reg.AddResourceTemplates(noteTemplates(store)...)
+	reg.AddPrompts(prompts(store)...)
 
 	opts := &mcpmw.Options{
 		Server:       mcpmw.Implementation{Name: "chi-app", Title: "mcpmw example app", Version: "1.0.0"},
@@ -100,6 +113,7 @@ func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.H
 		ClientIP:     func(r *http.Request) string { return middleware.GetClientIP(r.Context()) },
 		Logger:       slog.New(slog.NewTextHandler(logOut, nil)),
 		StateKeys:    c.stateKeys,
+		Notifier:     notify,
 	}
 	if c.ratePerMin > 0 {
 		opts.RateLimit = ratelimit.PerIP(c.ratePerMin, time.Minute)
@@ -111,8 +125,9 @@ func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.H
 	r.Use(middleware.ClientIPFromRemoteAddr) // behind a proxy: middleware.ClientIPFromXFF("10.0.0.0/8")
 	r.Use(middleware.Recoverer)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	r.Handle("/mcp", mcpmw.New(&reg, newTokenAuth(), audit, opts))
-	return r
+	mcp := mcpmw.New(&reg, newTokenAuth(), audit, opts)
+	r.Handle("/mcp", mcp)
+	return r, mcp
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
@@ -148,7 +163,9 @@ func run() error {
 		defer f.Close()
 		auditOut = f
 	}
-	srv := newHTTPServer(c.addr, newRouter(c, auditOut, os.Stderr))
+	router, mcp := newApp(c, auditOut, os.Stderr)
+	srv := newHTTPServer(c.addr, router)
+	srv.RegisterOnShutdown(mcp.Close) // listen streams end, so Shutdown does not wait for them
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -240,10 +240,17 @@ type rpcError struct {
 // error_code are those of the answer.
 type auditWant struct {
 	outcome, caller, method, tool string
+	target                        string // "" means the same as tool
 }
 
 func audited(outcome, caller, method, tool string) *auditWant {
 	return &auditWant{outcome: outcome, caller: caller, method: method, tool: tool}
+}
+
+// targeted is the audit record of a request acting on target (a prompt, a
+// resource URI, a completed template) that is not a tool.
+func targeted(outcome, caller, method, target string) *auditWant {
+	return &auditWant{outcome: outcome, caller: caller, method: method, target: target}
 }
 
 // expect is the whole answer to one request.
@@ -316,6 +323,7 @@ func checkAudit(t *testing.T, w expect, recs []map[string]any) {
 	assert.Equal(t, w.audit.caller, rec["caller"], "audit caller")
 	assert.Equal(t, w.audit.method, rec["method"], "audit method")
 	assert.Equal(t, w.audit.tool, rec["tool"], "audit tool")
+	assert.Equal(t, cmp.Or(w.audit.target, w.audit.tool), rec["target"], "audit target")
 	if w.code == 0 {
 		assert.Nil(t, rec["error_code"], "audit error_code must be absent or null")
 	} else {
@@ -787,10 +795,10 @@ func statusTableCases() []rowCase {
 			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "ping", "")}},
 		{row: 19, name: "logging/setLevel", req: modern(readerToken, `3`, "logging/setLevel", `"level":"info"`),
 			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "logging/setLevel", "")}},
-		{row: 19, name: "resources/list", req: modern(readerToken, `4`, "resources/list", ""),
-			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "resources/list", "")}},
-		{row: 19, name: "prompts/list", req: modern(readerToken, `5`, "prompts/list", ""),
-			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "prompts/list", "")}},
+		{row: 19, name: "resources/subscribe", req: modern(readerToken, `4`, "resources/subscribe", `"uri":"app://readme"`),
+			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "resources/subscribe", "")}},
+		{row: 19, name: "tasks/list (an extension the app does not offer)", req: modern(readerToken, `5`, "tasks/list", ""),
+			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "tasks/list", "")}},
 		{row: 19, name: "unknown/method", req: modern(readerToken, `6`, "unknown/method", ""),
 			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "unknown/method", "")}},
 
@@ -813,8 +821,8 @@ func statusTableCases() []rowCase {
 			want: expect{status: 200, code: -32601, audit: audited(errored, reader, "unknown/method", "")}},
 		{row: 22, name: "server/discover is 2026 only", req: legacy(readerToken, v0618, `2`, "server/discover", ""),
 			want: expect{status: 200, code: -32601, audit: audited(errored, reader, "server/discover", "")}},
-		{row: 22, name: "resources/list not offered", req: legacy(readerToken, v1125, `3`, "resources/list", ""),
-			want: expect{status: 200, code: -32601, audit: audited(errored, reader, "resources/list", "")}},
+		{row: 22, name: "subscriptions/listen is 2026 only", req: legacy(readerToken, v1125, `3`, "subscriptions/listen", `"notifications":{}`),
+			want: expect{status: 200, code: -32601, audit: audited(errored, reader, "subscriptions/listen", "")}},
 
 		// 23: the protocol methods.
 		{row: 23, name: "server/discover", req: modern(readerToken, `1`, "server/discover", ""),

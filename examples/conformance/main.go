@@ -72,6 +72,9 @@ func newHandler(c config, logger *slog.Logger) http.Handler {
 	reg.Add(tools()...)
 	reg.Add(askTools()...)
 	reg.Add(listenTools(&reg)...)
+	reg.AddResources(resources()...)
+	reg.AddResourceTemplates(templates()...)
+	reg.AddPrompts(prompts()...)
 
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return anyone{}, nil })
 	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
