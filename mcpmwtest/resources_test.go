@@ -35,6 +35,7 @@ func fakeEndpoint(replies map[string]reply) http.Handler {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		w.Header().Set("Content-Type", "application/json")
 		var answer string
 		if rep, ok := replies[msg.Method]; ok {
 			answer = rep(msg.Params)
@@ -45,7 +46,6 @@ func fakeEndpoint(replies map[string]reply) http.Handler {
 			answer = `"error":{"code":-32601,"message":"Method not found"}`
 			w.WriteHeader(http.StatusNotFound)
 		}
-		w.Header().Set("Content-Type", "application/json")
 		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%s}`, msg.ID, answer)
 	})
 }
