@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -399,4 +400,41 @@ func TestListenClose(t *testing.T) {
 			goleak.VerifyNone(t, ignore)
 		})
 	}
+}
+
+// A test of an endpoint's change notifications opens a stream, changes
+// what it lists, and expects the notification. Here a handwritten endpoint
+// plays the server: it acknowledges, sends one change, and ends the stream.
+func ExampleClient_Listen() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		meta := `"_meta":{"io.modelcontextprotocol/subscriptionId":1}`
+		_, _ = io.WriteString(w, `data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`+"\n\n"+
+			": keep-alive\n\n"+
+			`data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`+meta+`}}`+"\n\n"+
+			`data: {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",`+meta+`}}`+"\n\n")
+	}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	l, err := mcpmwtest.NewClient(srv.URL).Listen(ctx, mcpmwtest.ListenFilter{ToolsListChanged: true, PromptsListChanged: true})
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	fmt.Printf("acknowledged %+v, id %s\n", l.Acknowledged, l.ID)
+	for {
+		n, err := l.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			panic(err)
+		}
+		fmt.Println(n.Method)
+	}
+	fmt.Println("final", string(l.Final))
+	// Output:
+	// acknowledged {ToolsListChanged:true ResourcesListChanged:false PromptsListChanged:false ResourceSubscriptions:[]}, id 1
+	// notifications/tools/list_changed
+	// final {"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":1}}
 }

@@ -1,9 +1,11 @@
 package mcpmwtest_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -255,4 +257,25 @@ func TestReadResourceErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A handwritten endpoint answers resources/read; the client decodes the
+// blob and joins the text.
+func ExampleClient_ReadResource() {
+	srv := httptest.NewServer(fakeEndpoint(map[string]reply{"resources/read": func(p map[string]any) string {
+		return `"result":{"resultType":"complete","ttlMs":60000,"cacheScope":"public","contents":[` +
+			`{"uri":"` + p["uri"].(string) + `","mimeType":"text/markdown","text":"# Notes"},` +
+			`{"uri":"file:///logo.png","mimeType":"image/png","blob":"iVBORw=="}]}`
+	}}))
+	defer srv.Close()
+
+	res, err := mcpmwtest.NewClient(srv.URL).ReadResource(context.Background(), "file:///notes.md")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Text())
+	fmt.Printf("%s %q\n", res.Contents[1].MimeType, res.Contents[1].Blob)
+	// Output:
+	// # Notes
+	// image/png "\x89PNG"
 }
