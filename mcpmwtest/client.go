@@ -218,22 +218,10 @@ func (c *Client) send(ctx context.Context, method string, params any, notificati
 	if !notification {
 		id = strconv.FormatInt(c.nextID.Add(1), 10)
 	}
-	members, err := c.buildParams(method, params, id)
+	req, err := c.newRequest(ctx, method, params, id)
 	if err != nil {
 		return Exchange{}, nil, err
 	}
-	msg := map[string]json.RawMessage{"jsonrpc": json.RawMessage(`"2.0"`), "method": mustJSON(method)}
-	if id != "" {
-		msg["id"] = json.RawMessage(id)
-	}
-	if members != nil {
-		msg["params"] = mustJSON(members)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(mustJSON(msg)))
-	if err != nil {
-		return Exchange{}, nil, fmt.Errorf("mcpmwtest: %w", err)
-	}
-	c.setHeaders(req.Header, method, members)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return Exchange{}, nil, fmt.Errorf("mcpmwtest: %s: %w", method, err)
@@ -252,6 +240,28 @@ func (c *Client) send(ctx context.Context, method string, params any, notificati
 		return ex, nil, nil
 	}
 	return readAnswer(resp, id)
+}
+
+// newRequest builds the POST of one message, with the client's _meta in
+// its params and the client's headers; id is "" for a notification.
+func (c *Client) newRequest(ctx context.Context, method string, params any, id string) (*http.Request, error) {
+	members, err := c.buildParams(method, params, id)
+	if err != nil {
+		return nil, err
+	}
+	msg := map[string]json.RawMessage{"jsonrpc": json.RawMessage(`"2.0"`), "method": mustJSON(method)}
+	if id != "" {
+		msg["id"] = json.RawMessage(id)
+	}
+	if members != nil {
+		msg["params"] = mustJSON(members)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(mustJSON(msg)))
+	if err != nil {
+		return nil, fmt.Errorf("mcpmwtest: %w", err)
+	}
+	c.setHeaders(req.Header, method, members)
+	return req, nil
 }
 
 // buildParams returns the request's params as members, with the client's _meta

@@ -34,7 +34,14 @@
 // stateless endpoint answers without a session, and then sends the
 // negotiated MCP-Protocol-Version. ListTools follows every page;
 // CallTool returns the content, the text, the structured content (with
-// Decode) and isError; Discover describes the server on either wire; Call
+// Decode) and isError; Discover describes the server on either wire. For
+// resources and prompts, ListResources, ListResourceTemplates and
+// ListPrompts follow every page too, ReadResource returns the contents
+// (blobs decoded) and their text, GetPrompt the messages, and Complete the
+// completion values for a PromptRef or a TemplateRef. On 2026-07-28,
+// Listen opens a subscriptions/listen stream and returns once the endpoint
+// acknowledged it; its Listener's Next returns each change notification
+// (checked against what was acknowledged) until the stream ends. Call
 // reaches any other method.
 //
 // An answer that is not a result is an *Error carrying the JSON-RPC code,

@@ -99,24 +99,28 @@ func notJSONRPC(ex Exchange, body []byte, why error) error {
 // endpoint under test must not send it.
 func readStream(ex *Exchange, r io.Reader, id string) (*wireMessage, error) {
 	var final *wireMessage
-	err := readEvents(r, func(data []byte) error {
+	events := newEventReader(r)
+	for {
+		data, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 		m, err := parseMessage(data)
 		switch {
 		case err != nil:
-			return fmt.Errorf("mcpmwtest: an event is not a JSON-RPC message: %w: %s", err, data)
+			return nil, fmt.Errorf("mcpmwtest: an event is not a JSON-RPC message: %w: %s", err, data)
 		case final != nil:
-			return fmt.Errorf("mcpmwtest: an event after the answer: %s", data)
+			return nil, fmt.Errorf("mcpmwtest: an event after the answer: %s", data)
 		case m.Method != "" && m.ID != nil:
-			return fmt.Errorf("mcpmwtest: the server sent a request (%s) on the stream; this client answers none", m.Method)
+			return nil, fmt.Errorf("mcpmwtest: the server sent a request (%s) on the stream; this client answers none", m.Method)
 		case m.Method != "":
 			ex.Notifications = append(ex.Notifications, Notification{Method: m.Method, Params: m.Params})
 		default:
 			final = m
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	if final == nil {
 		return nil, fmt.Errorf("mcpmwtest: the event stream ended without an answer to request %s", id)
@@ -124,25 +128,34 @@ func readStream(ex *Exchange, r io.Reader, id string) (*wireMessage, error) {
 	return final, nil
 }
 
-// readEvents calls fn with the data of each event of an SSE stream
-// (https://html.spec.whatwg.org/multipage/server-sent-events.html): data
-// lines joined by newlines, comments and other fields skipped.
-func readEvents(r io.Reader, fn func(data []byte) error) error {
-	br := bufio.NewReader(r)
+// An eventReader reads the events of an SSE stream
+// (https://html.spec.whatwg.org/multipage/server-sent-events.html) one at
+// a time, for readStream and for a Listener, which must stop between two
+// events.
+type eventReader struct {
+	br *bufio.Reader
+}
+
+func newEventReader(r io.Reader) *eventReader {
+	return &eventReader{br: bufio.NewReader(r)}
+}
+
+// next returns the data of the next event: its data lines joined by
+// newlines, comments (keep-alives) and other fields skipped. It returns
+// io.EOF when the stream ends between two events, and another error when
+// it ends inside one or cannot be read.
+func (e *eventReader) next() ([]byte, error) {
 	var data []byte
 	have := false
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := e.br.ReadBytes('\n')
 		if len(line) > 0 || err == nil {
 			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 			switch {
 			case len(line) == 0:
 				if have {
-					if ferr := fn(data); ferr != nil {
-						return ferr
-					}
+					return data, nil
 				}
-				data, have = data[:0:0], false
 			case line[0] == ':': // a comment, such as a keep-alive
 			default:
 				field, value, _ := bytes.Cut(line, []byte(":"))
@@ -157,12 +170,12 @@ func readEvents(r io.Reader, fn func(data []byte) error) error {
 		}
 		if errors.Is(err, io.EOF) {
 			if have { // an SSE client drops such an event: say why
-				return fmt.Errorf("mcpmwtest: the event stream ended inside an event (no blank line after %q)", data)
+				return nil, fmt.Errorf("mcpmwtest: the event stream ended inside an event (no blank line after %q)", data)
 			}
-			return nil
+			return nil, io.EOF
 		}
 		if err != nil {
-			return fmt.Errorf("mcpmwtest: reading the event stream: %w", err)
+			return nil, fmt.Errorf("mcpmwtest: reading the event stream: %w", err)
 		}
 	}
 }
