@@ -176,7 +176,7 @@ func completionRequest(req *Request) (CompletionRequest, *Response) {
 		am, _ := objectMembers(args, nil)
 		c.Context = make(map[string]string, len(am))
 		for _, a := range am {
-			k, _ := unquote(a.key)
+			k := a.keyString()
 			v, ok := unquote(a.val)
 			if !ok {
 				return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.context.arguments."+capEcho(k)+" must be a string")

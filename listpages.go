@@ -158,7 +158,7 @@ func buildPage[E listEntry](f pageFormat, member string, list []E, key []byte, r
 	dst = append(dst, ']')
 	if next >= 0 {
 		dst = append(dst, `,"nextCursor":`...)
-		dst = appendString(dst, encodeCursor(next))
+		dst = appendString(dst, encodeListCursor(member+":", next))
 	}
 	if rev.envelope() {
 		dst = append(dst, `,"ttlMs":`...)

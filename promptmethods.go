@@ -29,7 +29,7 @@ func (p *promptMethods) methods() []Method {
 // list answers prompts/list with the prompts the caller may use, in
 // registration order, one page at a time, like tools/list.
 func (p *promptMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listOffset(req)
+	off, resp := listCursor(req, "prompts:")
 	if resp != nil {
 		return resp
 	}

@@ -2,12 +2,10 @@ package mcpmw
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -202,43 +200,6 @@ func (m *resourceMethods) templatesList(_ context.Context, req *Request) *Respon
 		}
 	}
 	return m.finish(&p, rev, templatesCursor, "resource templates")
-}
-
-// listCursor reads the cursor of a list request whose cursors start with
-// prefix.
-func listCursor(req *Request, prefix string) (int, *Response) {
-	switch raw := req.Param("cursor"); kindOf(raw) {
-	case kindNone, kindNull:
-		return 0, nil
-	case kindString:
-		s, _ := unquote(raw)
-		off, ok := decodeListCursor(prefix, s)
-		if !ok {
-			return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor "+quoteEcho(s)+" is not one this server issued for "+req.Method+"; list again without a cursor")
-		}
-		return off, nil
-	default:
-		return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor must be a string")
-	}
-}
-
-func encodeListCursor(prefix string, off int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(prefix + strconv.Itoa(off)))
-}
-
-func decodeListCursor(prefix, s string) (int, bool) {
-	if s == "" {
-		return 0, true
-	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil || !strings.HasPrefix(string(b), prefix) {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(b[len(prefix):]))
-	if err != nil || n < 0 || encodeListCursor(prefix, n) != s { // only the exact form this server issues
-		return 0, false
-	}
-	return n, true
 }
 
 // readURI reads the uri of a resources/read.

@@ -2,10 +2,7 @@ package mcpmw
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -33,50 +30,12 @@ func (t *toolMethods) methods() []Method {
 // list answers tools/list with the tools the caller may use, in
 // registration order, one page at a time.
 func (t *toolMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listOffset(req)
+	off, resp := listCursor(req, "tools:")
 	if resp != nil {
 		return resp
 	}
 	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
 	return f.page(t.reg.table(), req.Caller, req.revision(), off)
-}
-
-// listOffset reads the cursor of a list request.
-func listOffset(req *Request) (int, *Response) {
-	switch raw := req.Param("cursor"); kindOf(raw) {
-	case kindNone, kindNull:
-		return 0, nil
-	case kindString:
-		s, _ := unquote(raw)
-		off, ok := decodeCursor(s)
-		if !ok {
-			return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor "+quoteEcho(s)+" is not one this server issued; list again without a cursor")
-		}
-		return off, nil
-	default:
-		return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor must be a string")
-	}
-}
-
-const cursorPrefix = "tools:"
-
-func encodeCursor(off int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(off)))
-}
-
-func decodeCursor(s string) (int, bool) {
-	if s == "" {
-		return 0, true
-	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(b[len(cursorPrefix):]))
-	if err != nil || n < 0 || encodeCursor(n) != s { // only the exact form this server issues
-		return 0, false
-	}
-	return n, true
 }
 
 // target finds the tool a tools/call names.
