@@ -79,10 +79,12 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	if listens {
 		// The Notifier carries what any instance publishes; the registry
 		// is this instance's own, so its changes go straight to the hub.
-		h.stopNotify = h.notifier.Subscribe(h.hub.publish)
+		stopNotify := h.notifier.Subscribe(h.hub.publish)
+		stopWatch := func() {}
 		if reg != nil {
-			reg.watch(h.hub.publish)
+			stopWatch = reg.watch(h.hub.publish)
 		}
+		h.stopNotify = func() { stopNotify(); stopWatch() }
 	}
 	return h
 }

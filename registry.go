@@ -78,20 +78,49 @@ type Registry struct {
 	res     atomic.Pointer[resourceTable] // resources and resource templates (resources.go)
 	// watchers are told about every change, as the Event list_changed
 	// listeners receive; handlers serving the registry watch it.
-	watchers atomic.Pointer[[]func(Event)]
+	watchers  atomic.Pointer[[]watcher]
+	lastWatch uint64 // the id of the latest watcher, under mu
+}
+
+// A watcher is a func told about the registry's changes, with an id by
+// which it stops watching.
+type watcher struct {
+	id uint64
+	fn func(Event)
 }
 
 // watch calls fn with an Event for each change made to the registry from
 // now on: a list_changed Event guarded by the changed entry's permission.
-// fn must not block.
-func (r *Registry) watch(fn func(Event)) {
+// fn must not block. stop ends it (a closed Handler stops watching, so a
+// Registry shared by many handlers does not keep the closed ones alive).
+func (r *Registry) watch(fn func(Event)) (stop func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var next []func(Event)
+	r.lastWatch++
+	id := r.lastWatch
+	var next []watcher
 	if old := r.watchers.Load(); old != nil {
 		next = append(next, *old...)
 	}
-	next = append(next, fn)
+	next = append(next, watcher{id: id, fn: fn})
+	r.watchers.Store(&next)
+	return func() { r.unwatch(id) }
+}
+
+// unwatch removes the watcher id.
+func (r *Registry) unwatch(id uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.watchers.Load()
+	if old == nil {
+		return
+	}
+	next := make([]watcher, 0, len(*old))
+	for _, w := range *old {
+		if w.id != id {
+			next = append(next, w)
+		}
+	}
 	r.watchers.Store(&next)
 }
 
@@ -108,8 +137,8 @@ func (r *Registry) changed(method string, perms []Permission) {
 			continue
 		}
 		seen[p] = true
-		for _, fn := range *ws {
-			fn(Event{Method: method, Permission: p})
+		for _, w := range *ws {
+			w.fn(Event{Method: method, Permission: p})
 		}
 	}
 }
