@@ -8,7 +8,9 @@ import (
 
 // An Exchange is what came back over HTTP for one request: the status and
 // headers, and the notifications the endpoint sent on an event stream
-// before its answer. Response, ToolResult, Description and Error embed it.
+// before its answer. Every result type of the client (Response, ToolResult,
+// ResourceResult, PromptResult, Completion, Description, Listener) and
+// Error embed it.
 type Exchange struct {
 	Status int         // the HTTP status code
 	Header http.Header // the response headers (WWW-Authenticate, Content-Type…)

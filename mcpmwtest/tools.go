@@ -109,7 +109,7 @@ func (r *ToolResult) Decode(v any) error {
 	return nil
 }
 
-// A Content is one content block of a tool result.
+// A Content is one content block of a tool result or a prompt message.
 type Content struct {
 	Type     string            `json:"type"` // "text", "image", "audio", "resource_link", "resource"
 	Text     string            `json:"text"`
