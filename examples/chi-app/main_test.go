@@ -824,6 +824,51 @@ func statusTableCases() []rowCase {
 		{row: 22, name: "subscriptions/listen is 2026 only", req: legacy(readerToken, v1125, `3`, "subscriptions/listen", `"notifications":{}`),
 			want: expect{status: 200, code: -32601, audit: audited(errored, reader, "subscriptions/listen", "")}},
 
+		// 42: a caller without the permission of a resource, prompt or template.
+		{row: 42, name: "resources/read app://stats", req: resourceRead(readerToken, v26, `1`, "app://stats"),
+			want: expect{status: 403, code: -32602, header: map[string]string{"WWW-Authenticate": `Bearer error="insufficient_scope", scope="write"`},
+				audit: targeted("denied", reader, "resources/read", "app://stats")}},
+		{row: 42, name: "prompts/get draft_note", req: promptGet(readerToken, `2`, "draft_note", `{"topic":"x"}`),
+			want: expect{status: 403, code: -32602, audit: targeted("denied", reader, "prompts/get", "draft_note")}},
+		{row: 42, name: "completion/complete draft_note", req: complete(readerToken, `3`, `{"type":"ref/prompt","name":"draft_note"}`, "topic", "", ""),
+			want: expect{status: 403, code: -32602, audit: targeted("denied", reader, "completion/complete", "draft_note")}},
+
+		// 43: resource not found, per revision.
+		{row: 43, name: "2026", req: resourceRead(readerToken, v26, `1`, "notes://42"),
+			want: expect{status: 200, code: -32602, audit: targeted(errored, reader, "resources/read", "notes://42")}},
+		{row: 43, name: "2025-11-25", req: resourceRead(readerToken, v1125, `2`, "app://nothing"),
+			want: expect{status: 200, code: -32002, audit: targeted(errored, reader, "resources/read", "app://nothing")}},
+
+		// 44: prompts/get and completion/complete refusals.
+		{row: 44, name: "unknown prompt", req: promptGet(readerToken, `1`, "nope", ""),
+			want: expect{status: 200, code: -32602, audit: targeted(errored, reader, "prompts/get", "nope")}},
+		{row: 44, name: "required argument missing", req: promptGet(writerToken, `2`, "draft_note", `{}`),
+			want: expect{status: 200, code: -32602, audit: targeted(errored, "writer", "prompts/get", "draft_note")}},
+		{row: 44, name: "argument not a string", req: promptGet(readerToken, `3`, "summarize_notes", `{"style":1}`),
+			want: expect{status: 200, code: -32602, audit: targeted(errored, reader, "prompts/get", "summarize_notes")}},
+		{row: 44, name: "completion of an unknown template", req: complete(readerToken, `4`, `{"type":"ref/resource","uri":"x://{y}"}`, "y", "", ""),
+			want: expect{status: 200, code: -32602, audit: targeted(errored, reader, "completion/complete", "x://{y}")}},
+
+		// 45: the resource, prompt and completion methods.
+		{row: 45, name: "resources/list", req: modern(readerToken, `1`, "resources/list", ""),
+			want: expect{status: 200, audit: audited("ok", reader, "resources/list", "")}},
+		{row: 45, name: "resources/templates/list", req: legacy(readerToken, v0618, `2`, "resources/templates/list", ""),
+			want: expect{status: 200, audit: audited("ok", reader, "resources/templates/list", "")}},
+		{row: 45, name: "resources/read", req: resourceRead(readerToken, v1125, `3`, "app://readme"),
+			want: expect{status: 200, audit: targeted("ok", reader, "resources/read", "app://readme")}},
+		{row: 45, name: "prompts/list", req: modern(readerToken, `4`, "prompts/list", ""),
+			want: expect{status: 200, audit: audited("ok", reader, "prompts/list", "")}},
+		{row: 45, name: "prompts/get", req: promptGet(readerToken, `5`, "summarize_notes", ""),
+			want: expect{status: 200, audit: targeted("ok", reader, "prompts/get", "summarize_notes")}},
+		{row: 45, name: "completion/complete", req: complete(readerToken, `6`, `{"type":"ref/prompt","name":"summarize_notes"}`, "style", "b", ""),
+			want: expect{status: 200, audit: targeted("ok", reader, "completion/complete", "summarize_notes")}},
+
+		// 46: legacy subscriptions, answered statelessly.
+		{row: 46, name: "resources/subscribe", req: legacy(readerToken, v1125, `1`, "resources/subscribe", `"uri":"app://readme"`),
+			want: expect{status: 200, audit: targeted("ok", reader, "resources/subscribe", "app://readme"), check: emptyResult}},
+		{row: 46, name: "resources/unsubscribe", req: legacy(readerToken, v0618, `2`, "resources/unsubscribe", `"uri":"app://readme"`),
+			want: expect{status: 200, audit: targeted("ok", reader, "resources/unsubscribe", "app://readme"), check: emptyResult}},
+
 		// 23: the protocol methods.
 		{row: 23, name: "server/discover", req: modern(readerToken, `1`, "server/discover", ""),
 			want: expect{status: 200, audit: audited(ok, reader, "server/discover", ""), check: discovered}},
