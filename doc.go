@@ -49,13 +49,33 @@
 // [ArgError] that the handler turns into an isError result naming the field,
 // so the model can correct its call.
 //
+// # Resources, prompts and completion
+//
+// [Resource], [ResourceTemplate] and [Prompt] values go into the same
+// [Registry] as tools, each with the permission a caller needs, and are
+// listed and gated the same way: resources/list, resources/templates/list
+// and prompts/list show a caller what it may use, and resources/read,
+// prompts/get and completion/complete check again before anything else. A
+// template's List adds the resources an application computes per caller;
+// a [Completer] on a prompt argument or template variable answers
+// completion/complete. Their handlers may [Ask] the client, as tools do.
+//
+// # Change notifications
+//
+// On 2026-07-28 a client listens for changes with subscriptions/listen.
+// Registry changes, and the [Event] values an application publishes with
+// [Handler.Publish] (through [Options].Notifier, by default a
+// [LocalNotifier]), reach only the listeners that asked for them and whose
+// caller holds the event's permission and, when it names one, belongs to
+// its audience ([AudienceMember]). Register [Handler.Close] with
+// http.Server.RegisterOnShutdown so that shutdown ends open streams.
+//
 // # Adding methods
 //
-// Methods beyond tools (resources, prompts, completion) are [Method]
-// values in [Options].Methods: each brings its server capability, which
-// server/discover and initialize then advertise, so what is declared is
-// exactly what is served. [Options].Middleware wraps every method the way
-// chi wraps handlers.
+// Methods of your own are [Method] values in [Options].Methods: each
+// brings its server capability, which server/discover and initialize then
+// advertise, so what is declared is exactly what is served.
+// [Options].Middleware wraps every method the way chi wraps handlers.
 //
 // # Errors
 //
