@@ -215,3 +215,17 @@ func (w *wireRecorder) methods() []string {
 	}
 	return out
 }
+
+// lastHeader returns the response header name of the last recorded POST
+// whose body contains substr, or "" if there is none.
+func (w *wireRecorder) lastHeader(substr, name string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.exchange) - 1; i >= 0; i-- {
+		ex := w.exchange[i]
+		if ex.method == http.MethodPost && bytes.Contains(ex.reqBody, []byte(substr)) {
+			return ex.respHeader.Get(name)
+		}
+	}
+	return ""
+}

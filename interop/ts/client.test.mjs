@@ -20,10 +20,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { Client, InsufficientScopeError, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, InsufficientScopeError, ProtocolError, ResourceNotFoundError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const READER = 'reader-token'; // may use echo, add and notes_list
 const WRITER = 'writer-token'; // may also use note_create
+const OTHER = 'other-token'; // read and write, of another tenant
 
 // How each revision is asked for. The client speaks 2025-11-25 by default
 // ('legacy': initialize, no probe); 2026-07-28 must be opted into, and the
@@ -130,9 +131,9 @@ function recordingFetch(token) {
   const wire = {
     token,
     exchanges: [],
-    /** The last POST of a tools/call for the named tool. */
-    lastCall(tool) {
-      return this.exchanges.findLast((e) => e.method === 'POST' && e.tool === tool);
+    /** The last POST of a tools/call for the named tool, or of a resources/read of the URI. */
+    lastCall(name) {
+      return this.exchanges.findLast((e) => e.method === 'POST' && (e.tool === name || e.uri === name));
     },
     dump() {
       return this.exchanges
@@ -152,6 +153,7 @@ function recordingFetch(token) {
         const msg = JSON.parse(init.body);
         ex.rpcMethod = msg.method;
         ex.tool = msg.params?.name;
+        ex.uri = msg.params?.uri;
       } catch {
         // not JSON: recorded without a method
       }
@@ -175,6 +177,8 @@ function textOf(result) {
 // --- the scenario ------------------------------------------------------------
 
 const ran = [];
+/** The ids of the notes the writer created, over all revisions, oldest first. */
+const demoNotes = [];
 
 for (const [rev, options] of Object.entries(REVISIONS)) {
   test(`TypeScript client at ${rev}`, { timeout: 60_000 }, async (t) => {
@@ -240,6 +244,18 @@ for (const [rev, options] of Object.entries(REVISIONS)) {
         assert.equal(wire.lastCall('no_such_tool').status, 200);
       });
 
+      await t.test('a reader may not read app://stats', async () => {
+        // As for a refused tool call, the client reads the 403's
+        // insufficient_scope challenge.
+        await assert.rejects(
+          client.readResource({ uri: 'app://stats' }, { timeout: 10_000 }),
+          (err) => err instanceof InsufficientScopeError && err.requiredScope === 'write',
+        );
+        const ex = wire.lastCall('app://stats');
+        assert.equal(ex.status, 403);
+        assert.equal(JSON.parse(ex.body).error.code, -32602);
+      });
+
       await t.test('the client goes on after the refusals', async () => {
         const res = await client.callTool({ name: 'echo', arguments: { message: 'still here' } }, { timeout: 10_000 });
         assert.equal(textOf(res), 'still here');
@@ -250,6 +266,99 @@ for (const [rev, options] of Object.entries(REVISIONS)) {
         const res = await client.callTool({ name: 'note_create', arguments: { text: `from TypeScript at ${rev}` } }, { timeout: 10_000 });
         assert.ok(!res.isError);
         assert.equal(typeof res.structuredContent?.id, 'number');
+        demoNotes.push(res.structuredContent.id);
+      });
+
+      let otherNote;
+      await t.test("another tenant's writer creates a note", async () => {
+        wire.token = OTHER;
+        const res = await client.callTool({ name: 'note_create', arguments: { text: `the other team at ${rev}` } }, { timeout: 10_000 });
+        assert.ok(!res.isError);
+        otherNote = res.structuredContent.id;
+        wire.token = WRITER;
+      });
+
+      await t.test("resources/list: the readme, the stats and the writer's team's notes", async () => {
+        const { resources } = await client.listResources(undefined, { timeout: 10_000 });
+        assert.deepEqual(
+          resources.map((r) => r.uri),
+          ['app://readme', 'app://stats', ...demoNotes.map((id) => `notes://${id}`)],
+        );
+        const readme = resources[0];
+        assert.equal(readme.name, 'readme');
+        assert.equal(readme.mimeType, 'text/markdown');
+        const note = resources.at(-1);
+        assert.equal(note.name, `note ${demoNotes.at(-1)}`);
+        assert.equal(note.mimeType, 'text/plain');
+      });
+
+      await t.test('resources/read of app://readme and of a note', async () => {
+        let res = await client.readResource({ uri: 'app://readme' }, { timeout: 10_000 });
+        assert.equal(res.contents.length, 1);
+        assert.equal(res.contents[0].uri, 'app://readme');
+        assert.equal(res.contents[0].mimeType, 'text/markdown');
+        assert.ok(res.contents[0].text.startsWith('# chi-app\n'), res.contents[0].text);
+        const uri = `notes://${demoNotes.at(-1)}`;
+        res = await client.readResource({ uri }, { timeout: 10_000 });
+        assert.deepEqual(res.contents, [{ uri, mimeType: 'text/plain', text: `from TypeScript at ${rev}` }]);
+      });
+
+      await t.test("another tenant's note is not found", async () => {
+        // The app answers -32602 with data.uri on 2026-07-28 and -32002 with
+        // data.uri on 2025-11-25; the client turns both into a
+        // ResourceNotFoundError whose code is -32602 (a -32002 without
+        // data.uri would stay a plain ProtocolError).
+        const uri = `notes://${otherNote}`;
+        await assert.rejects(
+          client.readResource({ uri }, { timeout: 10_000 }),
+          (err) => err instanceof ResourceNotFoundError && err.uri === uri && err.code === -32602,
+        );
+        const { error } = JSON.parse(wire.lastCall(uri).body);
+        assert.equal(error.code, rev === '2026-07-28' ? -32602 : -32002);
+        assert.deepEqual(error.data, { uri });
+      });
+
+      await t.test('resources/templates/list', async () => {
+        const { resourceTemplates } = await client.listResourceTemplates(undefined, { timeout: 10_000 });
+        assert.deepEqual(
+          resourceTemplates.map((rt) => [rt.uriTemplate, rt.name, rt.mimeType]),
+          [['notes://{id}', 'note', 'text/plain']],
+        );
+      });
+
+      await t.test('prompts/list and prompts/get summarize_notes', async () => {
+        const { prompts } = await client.listPrompts(undefined, { timeout: 10_000 });
+        assert.deepEqual(
+          prompts.map((p) => [p.name, p.arguments?.map((a) => [a.name, a.required ?? false])]),
+          [
+            ['summarize_notes', [['style', false]]],
+            ['draft_note', [['topic', true]]],
+          ],
+        );
+        const res = await client.getPrompt({ name: 'summarize_notes', arguments: { style: 'brief' } }, { timeout: 10_000 });
+        assert.equal(res.description, "Summary of the team's notes (brief)");
+        assert.equal(res.messages.length, 1);
+        assert.equal(res.messages[0].role, 'user');
+        const text = res.messages[0].content.text;
+        assert.ok(text.startsWith(`Here are my team's ${demoNotes.length} latest notes:`), text);
+        assert.ok(text.includes(`> #${demoNotes.at(-1)} by writer: from TypeScript at ${rev}`), text);
+        assert.ok(!text.includes('the other team'), text);
+        assert.ok(text.endsWith('Please summarize them in a brief style.'), text);
+      });
+
+      await t.test('completion/complete of a prompt argument and a template variable', async () => {
+        let res = await client.complete(
+          { ref: { type: 'ref/prompt', name: 'summarize_notes' }, argument: { name: 'style', value: 'b' } },
+          { timeout: 10_000 },
+        );
+        assert.deepEqual(res.completion.values, ['brief', 'bullets']);
+        assert.equal(res.completion.total, 2);
+        const id = String(demoNotes.at(-1));
+        res = await client.complete(
+          { ref: { type: 'ref/resource', uri: 'notes://{id}' }, argument: { name: 'id', value: id } },
+          { timeout: 10_000 },
+        );
+        assert.deepEqual(res.completion.values, [id]);
       });
     } catch (err) {
       console.log(`wire traffic at ${rev}:\n${wire.dump()}`);
@@ -281,6 +390,7 @@ test('the app audited each tool call once, at the revision the client spoke', { 
         ['no_such_tool', 'error', 'reader', 200],
         ['echo', 'ok', 'reader', 200],
         ['note_create', 'ok', 'writer', 200],
+        ['note_create', 'ok', 'other', 200],
       ],
       `audited tool calls at ${rev}`,
     );
