@@ -41,11 +41,24 @@ func dummyName(i int) string { return fmt.Sprintf("tool_%04d", i) }
 
 // A setup is what a contestant serves: echo and tools-1 dummies, plus, for
 // the ask scenario only, the confirm tool (so that the tools/list
-// scenarios' answers and counts stay the same).
+// scenarios' answers and counts stay the same), and for the read1k
+// scenario only, one text resource.
 type setup struct {
-	tools int
-	ask   bool // also serve confirm, which asks the client (input_required)
+	tools    int
+	ask      bool // also serve confirm, which asks the client (input_required)
+	resource bool // also serve the resource resourceURI
 }
+
+// The resource of the read1k scenario: 1 KiB of plain ASCII text, which no
+// JSON encoder escapes.
+const (
+	resourceURI         = "bench://doc/1k"
+	resourceName        = "doc-1k"
+	resourceDescription = "A 1 KiB text document; a stand-in resource for the benchmark."
+	resourceMimeType    = "text/plain"
+)
+
+var resourceText = message(1 << 10)
 
 // newContestant returns the handler of the named contestant, serving s at any
 // path (the harness mounts it at /mcp).
@@ -122,6 +135,19 @@ func ourTools(s setup) []mcpmw.Tool {
 	return list
 }
 
+// addOurExtras adds to reg the resource s asks for.
+func addOurExtras(reg *mcpmw.Registry, s setup) {
+	if s.resource {
+		reg.AddResources(mcpmw.Resource{
+			URI: resourceURI, Name: resourceName, Description: resourceDescription,
+			MimeType: resourceMimeType, Permission: "read",
+			Read: func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+				return []mcpmw.ResourceContents{mcpmw.TextContents(uri, resourceMimeType, resourceText)}, nil
+			},
+		})
+	}
+}
+
 // newOurs returns mcpmw's handler. Bare: an authenticator that admits every
 // request and an auditor that does nothing. With hooks, what a deployment
 // runs: a bearer-token check, mcpmw.JSONAuditor writing JSON lines, and the
@@ -129,6 +155,7 @@ func ourTools(s setup) []mcpmw.Tool {
 func newOurs(s setup, hooks bool) *mcpmw.Handler {
 	var reg mcpmw.Registry
 	reg.Add(ourTools(s)...)
+	addOurExtras(&reg, s)
 	opts := &mcpmw.Options{
 		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
 		PageSize: pageSize,
@@ -167,6 +194,7 @@ func newOursTyped(s setup) *mcpmw.Handler {
 		func(_ context.Context, _ mcpmw.Caller, in echoIn) (string, error) { return in.Message, nil })
 	var reg mcpmw.Registry
 	reg.Add(list...)
+	addOurExtras(&reg, s)
 	allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
 	noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
 	return mcpmw.New(&reg, allowAll, noAudit, &mcpmw.Options{
@@ -237,6 +265,14 @@ func newGoSDK(st setup) http.Handler {
 				}}, nil
 			})
 	}
+	if st.resource {
+		s.AddResource(&gosdk.Resource{URI: resourceURI, Name: resourceName, Description: resourceDescription, MIMEType: resourceMimeType},
+			func(_ context.Context, req *gosdk.ReadResourceRequest) (*gosdk.ReadResourceResult, error) {
+				return &gosdk.ReadResourceResult{Contents: []*gosdk.ResourceContents{
+					{URI: req.Params.URI, MIMEType: resourceMimeType, Text: resourceText},
+				}}, nil
+			})
+	}
 	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
 		&gosdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: discardLogger})
 }
@@ -284,6 +320,13 @@ func newMCPGo(st setup) http.Handler {
 		})
 	}
 	s.AddTools(list...)
+	if st.resource {
+		s.AddResource(mcp.NewResource(resourceURI, resourceName,
+			mcp.WithResourceDescription(resourceDescription), mcp.WithMIMEType(resourceMimeType)),
+			func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: resourceMimeType, Text: resourceText}}, nil
+			})
+	}
 	return server.NewStreamableHTTPServer(s, server.WithStateLess(true), server.WithStreamableHTTPLogger(discardLogger))
 }
 
@@ -296,6 +339,7 @@ type floorRequest struct {
 	Method  string          `json:"method"`
 	Params  struct {
 		Name      string `json:"name"`
+		URI       string `json:"uri"`
 		Arguments struct {
 			Message string `json:"message"`
 		} `json:"arguments"`
@@ -315,12 +359,14 @@ type floorRequest struct {
 // canned reply of the same shape and size as ours. The canned bytes are cut
 // from ours's own answers when the floor is built: for tools/list the whole
 // pre-encoded result, for tools/call everything around the echoed text, which
-// the floor encodes with encoding/json, and for the confirm call the whole
-// input_required result.
+// the floor encodes with encoding/json, for the confirm call the whole
+// input_required result, and for a read of the resource (whose URI it
+// checks) the whole result.
 type floor struct {
 	head       []byte // `{"jsonrpc":"2.0","id":`
 	list       []byte // after the id: `,"result":{...tools...}}`
 	ask        []byte // after the id: the input_required result of confirm (nil unless the setup asks)
+	read       []byte // after the id: the result of reading resourceURI (nil unless the setup has it)
 	callBefore []byte // after the id, up to the echoed text
 	callAfter  []byte // after the echoed text
 }
@@ -348,10 +394,17 @@ func newFloor(s setup) (*floor, error) {
 			return nil, fmt.Errorf("floor: confirm template: %w", err)
 		}
 	}
+	var read []byte
+	if s.resource {
+		if read, err = cannedAfterID(ours, &scenario{method: "resources/read", tools: tools}); err != nil {
+			return nil, fmt.Errorf("floor: resources/read template: %w", err)
+		}
+	}
 	return &floor{
 		head:       []byte(`{"jsonrpc":"2.0","id":`),
 		list:       list,
 		ask:        ask,
+		read:       read,
 		callBefore: call[:i],
 		callAfter:  call[i+len(quoted):],
 	}, nil
@@ -407,6 +460,12 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(f.head)
 		_, _ = w.Write(req.ID)
 		_, _ = w.Write(f.ask)
+	case req.Method == "resources/read" && req.Params.URI == resourceURI && f.read != nil:
+		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.read))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(f.head)
+		_, _ = w.Write(req.ID)
+		_, _ = w.Write(f.read)
 	default:
 		http.Error(w, "unknown method", http.StatusNotFound)
 	}

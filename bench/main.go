@@ -21,16 +21,18 @@
 // struct with encoding/json and writes a canned reply cut from ours's own
 // answer (so the same shape and size): for tools/list the pre-encoded list,
 // for tools/call the bytes around the echoed text, which it encodes with
-// encoding/json, and for the ask scenario's confirm call the whole
-// input_required result. ours runs bare (allow-all authenticator, no-op auditor) and
-// as ours+hooks (bearer-token check, mcpmw.LogAuditor writing JSON lines,
-// ratelimit.PerIP with a limit never reached), and as ours+typed (bare, with
-// echo built by typed.NewTool: its arguments validated against the derived
-// schema, then decoded into a struct). gosdk is
-// mcp.NewStreamableHTTPHandler with Stateless and JSONResponse; mcpgo is
-// server.NewStreamableHTTPServer with WithStateLess(true). Peers register
-// tools through their raw-schema APIs (no reflection, no per-call schema
-// validation), and everyone's page size exceeds the largest list.
+// encoding/json, for the ask scenario's confirm call the whole
+// input_required result, and for the read1k scenario's resources/read
+// (once it has checked the URI) the whole result. ours runs bare
+// (allow-all authenticator, no-op auditor) and as ours+hooks (bearer-token
+// check, mcpmw.LogAuditor writing JSON lines, ratelimit.PerIP with a limit
+// never reached), and as ours+typed (bare, with echo built by
+// typed.NewTool: its arguments validated against the derived schema, then
+// decoded into a struct). gosdk is mcp.NewStreamableHTTPHandler with
+// Stateless and JSONResponse; mcpgo is server.NewStreamableHTTPServer with
+// WithStateLess(true). Peers register tools through their raw-schema APIs
+// (no reflection, no per-call schema validation), and everyone's page size
+// exceeds the largest list.
 //
 // In-process, a request is a copy of a template request with its own body
 // reader (one allocation, reported in the output and included in every
@@ -105,10 +107,11 @@ func main() {
 		serveName     = flag.String("serve", "", "only serve this contestant on a free port of 127.0.0.1 until stdin closes (for poking at it by hand)")
 		serveTools    = flag.Int("tools", 100, "with -serve, the number of tools")
 		serveAsk      = flag.Bool("ask", false, "with -serve, also serve confirm, the ask scenario's tool")
+		serveResource = flag.Bool("resource", false, "with -serve, also serve the read1k scenario's resource")
 	)
 	flag.Parse()
 	if *serveName != "" {
-		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
+		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk, resource: *serveResource}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -serve:", err)
 			os.Exit(1)
 		}

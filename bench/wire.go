@@ -26,7 +26,7 @@ const (
 type scenario struct {
 	name   string // flag name, e.g. "call50"
 	title  string // table label
-	method string // "tools/call" or "tools/list"
+	method string // "tools/call", "tools/list" or "resources/read"
 	tools  int    // tools registered: echo plus tools-1 dummies
 	msgLen int    // tools/call: length of the echoed message
 	tool   string // tools/call: the tool called; "" is echo, "confirm" asks
@@ -38,7 +38,9 @@ type scenario struct {
 func (sc *scenario) asks() bool { return sc.tool == "confirm" }
 
 // setup is what a contestant must serve for sc.
-func (sc *scenario) setup() setup { return setup{tools: sc.tools, ask: sc.asks()} }
+func (sc *scenario) setup() setup {
+	return setup{tools: sc.tools, ask: sc.asks(), resource: sc.method == "resources/read"}
+}
 
 // text is what the echo tool is sent, and must send back.
 func (sc *scenario) text() string {
@@ -64,6 +66,7 @@ func allScenarios(callTools int) []*scenario {
 		// BenchmarkRequestStateRoundTrip and
 		// BenchmarkServeHTTPInputRequiredRound.
 		{name: "ask", title: "tools/call asking (input_required)", method: "tools/call", tools: callTools, tool: "confirm"},
+		{name: "read1k", title: "resources/read 1 KiB text", method: "resources/read", tools: callTools},
 	}
 }
 
@@ -98,6 +101,8 @@ func (sc *scenario) body() []byte {
 		}
 		msg, _ := json.Marshal(sc.text())
 		params = `{"name":"echo","arguments":{"message":` + string(msg) + `},` + meta + `}`
+	case "resources/read":
+		params = `{"uri":"` + resourceURI + `",` + meta + `}`
 	default:
 		params = `{` + meta + `}`
 	}
@@ -114,11 +119,13 @@ func (sc *scenario) header() http.Header {
 		"Mcp-Method":           {sc.method},
 		"Authorization":        {"Bearer " + benchToken},
 	}
-	if sc.method == "tools/call" {
+	switch {
+	case sc.asks():
+		h["Mcp-Name"] = []string{"confirm"}
+	case sc.method == "tools/call":
 		h["Mcp-Name"] = []string{"echo"}
-		if sc.asks() {
-			h["Mcp-Name"] = []string{"confirm"}
-		}
+	case sc.method == "resources/read":
+		h["Mcp-Name"] = []string{resourceURI}
 	}
 	return h
 }
@@ -147,6 +154,12 @@ type answer struct {
 			Name string `json:"name"`
 		} `json:"tools"`
 		NextCursor *string `json:"nextCursor"`
+		Contents   []struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     *string `json:"blob"`
+		} `json:"contents"`
 	} `json:"result"`
 	Error *struct {
 		Code    int    `json:"code"`
@@ -156,7 +169,8 @@ type answer struct {
 
 // validate checks one answer to sc fully: HTTP 200, a JSON content type, a
 // JSON-RPC 2.0 result for our id, and the echoed text, every tool on one
-// page, or the input_required result asking to confirm.
+// page, the input_required result asking to confirm, or the resource's
+// contents.
 func (sc *scenario) validate(status int, contentType string, body []byte) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("HTTP status %d: %s", status, clip(body))
@@ -205,6 +219,29 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 		if !seen["echo"] || len(seen) != sc.tools {
 			return fmt.Errorf("listed %d distinct names (echo present: %v), want %d", len(seen), seen["echo"], sc.tools)
 		}
+	case sc.method == "resources/read":
+		return validateRead(&a, body)
+	}
+	return nil
+}
+
+// validateRead checks a resources/read answer: exactly one contents item,
+// the resource's own URI and MIME type, and its whole text (no blob).
+func validateRead(a *answer, body []byte) error {
+	res := a.Result
+	if len(res.Contents) != 1 {
+		return fmt.Errorf("want one contents item: %s", clip(body))
+	}
+	c := res.Contents[0]
+	switch {
+	case c.URI != resourceURI || c.MimeType != resourceMimeType:
+		return fmt.Errorf("contents of %q (%q), want %q (%q)", c.URI, c.MimeType, resourceURI, resourceMimeType)
+	case c.Blob != nil || c.Text == nil:
+		return fmt.Errorf("want text contents, no blob: %s", clip(body))
+	case *c.Text != resourceText:
+		return fmt.Errorf("read %d bytes %s, want the resource's %d", len(*c.Text), clip([]byte(*c.Text)), len(resourceText))
+	case len(res.Content) != 0 || res.IsError || len(res.Tools) != 0 || (res.ResultType != "" && res.ResultType != "complete"):
+		return fmt.Errorf("a resources/read result carries contents only: %s", clip(body))
 	}
 	return nil
 }
