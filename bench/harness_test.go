@@ -168,6 +168,31 @@ func TestValidateRefusesWrongAnswers(t *testing.T) {
 		}
 	}
 
+	prompt := scenarioNamed(t, "prompt")
+	goodPrompt := `{"jsonrpc":"2.0","id":7,"result":{"messages":[{"role":"user","content":{"type":"text","text":"` + promptText(prompt.text()) + `"}}]}}`
+	if err := prompt.validate(200, "application/json", []byte(goodPrompt)); err != nil {
+		t.Fatalf("good prompts/get refused: %v", err)
+	}
+	for _, tt := range []struct{ name, from, to string }{
+		{"assistant", `"role":"user"`, `"role":"assistant"`},
+		{"image", `"type":"text"`, `"type":"image"`},
+		{"other topic", "The quick", "The quack"},
+		{"unfilled", prompt.text(), "{topic}"},
+		{"no text", `,"text":"Summarise`, `,"x":"Summarise`},
+		{"two messages", `"messages":[`, `"messages":[{"role":"user","content":{"type":"text","text":"Hi"}},`},
+		{"no messages", `"messages":[{`, `"messages":[],"x":[{`},
+		{"input_required", `"messages"`, `"resultType":"input_required","messages"`},
+		{"error", `"result":{`, `"error":{"code":-32602,"message":"no"},"result":{`},
+	} {
+		bad := strings.Replace(goodPrompt, tt.from, tt.to, 1)
+		if bad == goodPrompt {
+			t.Fatalf("prompt %s: the replacement changed nothing", tt.name)
+		}
+		if err := prompt.validate(200, "application/json", []byte(bad)); err == nil {
+			t.Errorf("prompt %s: wrong answer accepted", tt.name)
+		}
+	}
+
 	fp := newFingerprint([]byte(goodList))
 	if !fp.match(200, []byte(goodList)) {
 		t.Fatal("fingerprint refuses its own answer")
@@ -305,7 +330,7 @@ func TestRunTiny(t *testing.T) {
 	cfg := config{
 		rounds: 2, loopRounds: 1, benchtime: 5 * time.Millisecond,
 		duration: 100 * time.Millisecond, warmup: 20 * time.Millisecond,
-		conc: []int{2}, scenarios: all[:2], loopScenarios: []*scenario{all[0], scenarioNamed(t, "read1k")},
+		conc: []int{2}, scenarios: all[:2], loopScenarios: []*scenario{all[0], scenarioNamed(t, "read1k"), scenarioNamed(t, "prompt")},
 		contestants: []string{"floor", "ours"}, goroutineSamples: 2,
 		inprocess: true, loopback: true, command: "test",
 	}
@@ -318,7 +343,7 @@ func TestRunTiny(t *testing.T) {
 	if rep.failed() {
 		t.Fatalf("failures:\n%s", out.String())
 	}
-	for _, want := range []string{"| tools/call echo 50 B | ours |", "| tools/list, 1 tool | floor |", "| 2 | ours |", "resources/read 1 KiB text"} {
+	for _, want := range []string{"| tools/call echo 50 B | ours |", "| tools/list, 1 tool | floor |", "| 2 | ours |", "resources/read 1 KiB text", "prompts/get, 1 argument"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

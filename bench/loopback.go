@@ -66,7 +66,8 @@ type child struct {
 
 // serveEnv, when set in the environment, makes this binary (or the test
 // binary) a loopback child: "name,tools,maxLife" followed by options, each
-// ",ask" (also serve confirm) or ",resource" (also serve the resource),
+// ",ask" (also serve confirm), ",resource" (also serve the resource) or
+// ",prompt" (also serve the prompt),
 // e.g. "ours,100,10m" or "ours,100,10m,ask".
 const serveEnv = "MCPMW_BENCH_SERVE"
 
@@ -91,6 +92,8 @@ func childMain() bool {
 			s.ask = true
 		case "resource":
 			s.resource = true
+		case "prompt":
+			s.prompt = true
 		default:
 			err3 = errors.Join(err3, fmt.Errorf("unknown option %q", opt))
 		}
@@ -120,6 +123,9 @@ func startChild(name string, s setup, maxLife time.Duration) (*child, error) {
 	}
 	if s.resource {
 		spec += ",resource"
+	}
+	if s.prompt {
+		spec += ",prompt"
 	}
 	cmd.Env = append(os.Environ(), spec)
 	cmd.Stderr = os.Stderr

@@ -22,8 +22,10 @@
 // answer (so the same shape and size): for tools/list the pre-encoded list,
 // for tools/call the bytes around the echoed text, which it encodes with
 // encoding/json, for the ask scenario's confirm call the whole
-// input_required result, and for the read1k scenario's resources/read
-// (once it has checked the URI) the whole result. ours runs bare
+// input_required result, for the read1k scenario's resources/read (once
+// it has checked the URI) the whole result, and for the prompt scenario's
+// prompts/get the bytes around the message's text, which it fills in with
+// the topic and encodes with encoding/json. ours runs bare
 // (allow-all authenticator, no-op auditor) and as ours+hooks (bearer-token
 // check, mcpmw.LogAuditor writing JSON lines, ratelimit.PerIP with a limit
 // never reached), and as ours+typed (bare, with echo built by
@@ -108,10 +110,11 @@ func main() {
 		serveTools    = flag.Int("tools", 100, "with -serve, the number of tools")
 		serveAsk      = flag.Bool("ask", false, "with -serve, also serve confirm, the ask scenario's tool")
 		serveResource = flag.Bool("resource", false, "with -serve, also serve the read1k scenario's resource")
+		servePrompt   = flag.Bool("prompt", false, "with -serve, also serve the prompt scenario's prompt")
 	)
 	flag.Parse()
 	if *serveName != "" {
-		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk, resource: *serveResource}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
+		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk, resource: *serveResource, prompt: *servePrompt}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -serve:", err)
 			os.Exit(1)
 		}
