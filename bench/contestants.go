@@ -41,11 +41,37 @@ func dummyName(i int) string { return fmt.Sprintf("tool_%04d", i) }
 
 // A setup is what a contestant serves: echo and tools-1 dummies, plus, for
 // the ask scenario only, the confirm tool (so that the tools/list
-// scenarios' answers and counts stay the same).
+// scenarios' answers and counts stay the same), for the read1k scenario
+// only, one text resource, and for the prompt scenario only, one prompt.
 type setup struct {
-	tools int
-	ask   bool // also serve confirm, which asks the client (input_required)
+	tools    int
+	ask      bool // also serve confirm, which asks the client (input_required)
+	resource bool // also serve the resource resourceURI
+	prompt   bool // also serve the prompt promptName
 }
+
+// The resource of the read1k scenario: 1 KiB of plain ASCII text, which no
+// JSON encoder escapes.
+const (
+	resourceURI         = "bench://doc/1k"
+	resourceName        = "doc-1k"
+	resourceDescription = "A 1 KiB text document; a stand-in resource for the benchmark."
+	resourceMimeType    = "text/plain"
+)
+
+var resourceText = message(1 << 10)
+
+// The prompt of the prompt scenario: one required argument, one user
+// message.
+const (
+	promptName                = "summarise"
+	promptDescription         = "Asks for a summary of a topic."
+	promptArgument            = "topic"
+	promptArgumentDescription = "What to summarise."
+)
+
+// promptText is the prompt's one message, filled in with topic.
+func promptText(topic string) string { return "Summarise " + topic + " in three sentences." }
 
 // newContestant returns the handler of the named contestant, serving s at any
 // path (the harness mounts it at /mcp).
@@ -122,6 +148,30 @@ func ourTools(s setup) []mcpmw.Tool {
 	return list
 }
 
+// addOurExtras adds to reg the resource and the prompt s asks for.
+func addOurExtras(reg *mcpmw.Registry, s setup) {
+	if s.prompt {
+		reg.AddPrompts(mcpmw.Prompt{
+			Name: promptName, Description: promptDescription, Permission: "read",
+			Arguments: []mcpmw.PromptArgument{{Name: promptArgument, Description: promptArgumentDescription, Required: true}},
+			Get: func(_ context.Context, _ mcpmw.Caller, args map[string]string) (mcpmw.PromptResult, error) {
+				return mcpmw.PromptResult{Messages: []mcpmw.PromptMessage{
+					mcpmw.UserMessage(mcpmw.TextContent(promptText(args[promptArgument]))),
+				}}, nil
+			},
+		})
+	}
+	if s.resource {
+		reg.AddResources(mcpmw.Resource{
+			URI: resourceURI, Name: resourceName, Description: resourceDescription,
+			MimeType: resourceMimeType, Permission: "read",
+			Read: func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+				return []mcpmw.ResourceContents{mcpmw.TextContents(uri, resourceMimeType, resourceText)}, nil
+			},
+		})
+	}
+}
+
 // newOurs returns mcpmw's handler. Bare: an authenticator that admits every
 // request and an auditor that does nothing. With hooks, what a deployment
 // runs: a bearer-token check, mcpmw.JSONAuditor writing JSON lines, and the
@@ -129,6 +179,7 @@ func ourTools(s setup) []mcpmw.Tool {
 func newOurs(s setup, hooks bool) *mcpmw.Handler {
 	var reg mcpmw.Registry
 	reg.Add(ourTools(s)...)
+	addOurExtras(&reg, s)
 	opts := &mcpmw.Options{
 		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
 		PageSize: pageSize,
@@ -167,6 +218,7 @@ func newOursTyped(s setup) *mcpmw.Handler {
 		func(_ context.Context, _ mcpmw.Caller, in echoIn) (string, error) { return in.Message, nil })
 	var reg mcpmw.Registry
 	reg.Add(list...)
+	addOurExtras(&reg, s)
 	allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
 	noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
 	return mcpmw.New(&reg, allowAll, noAudit, &mcpmw.Options{
@@ -237,6 +289,28 @@ func newGoSDK(st setup) http.Handler {
 				}}, nil
 			})
 	}
+	if st.resource {
+		s.AddResource(&gosdk.Resource{URI: resourceURI, Name: resourceName, Description: resourceDescription, MIMEType: resourceMimeType},
+			func(_ context.Context, req *gosdk.ReadResourceRequest) (*gosdk.ReadResourceResult, error) {
+				return &gosdk.ReadResourceResult{Contents: []*gosdk.ResourceContents{
+					{URI: req.Params.URI, MIMEType: resourceMimeType, Text: resourceText},
+				}}, nil
+			})
+	}
+	if st.prompt {
+		// go-sdk does not check required arguments; the handler does.
+		s.AddPrompt(&gosdk.Prompt{Name: promptName, Description: promptDescription,
+			Arguments: []*gosdk.PromptArgument{{Name: promptArgument, Description: promptArgumentDescription, Required: true}}},
+			func(_ context.Context, req *gosdk.GetPromptRequest) (*gosdk.GetPromptResult, error) {
+				topic, ok := req.Params.Arguments[promptArgument]
+				if !ok {
+					return nil, errors.New("the topic argument is required")
+				}
+				return &gosdk.GetPromptResult{Messages: []*gosdk.PromptMessage{
+					{Role: "user", Content: &gosdk.TextContent{Text: promptText(topic)}},
+				}}, nil
+			})
+	}
 	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
 		&gosdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: discardLogger})
 }
@@ -284,6 +358,27 @@ func newMCPGo(st setup) http.Handler {
 		})
 	}
 	s.AddTools(list...)
+	if st.resource {
+		s.AddResource(mcp.NewResource(resourceURI, resourceName,
+			mcp.WithResourceDescription(resourceDescription), mcp.WithMIMEType(resourceMimeType)),
+			func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: resourceMimeType, Text: resourceText}}, nil
+			})
+	}
+	if st.prompt {
+		// mcp-go does not check required arguments; the handler does.
+		s.AddPrompt(mcp.NewPrompt(promptName, mcp.WithPromptDescription(promptDescription),
+			mcp.WithArgument(promptArgument, mcp.ArgumentDescription(promptArgumentDescription), mcp.RequiredArgument())),
+			func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				topic, ok := req.Params.Arguments[promptArgument]
+				if !ok {
+					return nil, errors.New("the topic argument is required")
+				}
+				return mcp.NewGetPromptResult("", []mcp.PromptMessage{
+					mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(promptText(topic))),
+				}), nil
+			})
+	}
 	return server.NewStreamableHTTPServer(s, server.WithStateLess(true), server.WithStreamableHTTPLogger(discardLogger))
 }
 
@@ -296,8 +391,10 @@ type floorRequest struct {
 	Method  string          `json:"method"`
 	Params  struct {
 		Name      string `json:"name"`
+		URI       string `json:"uri"`
 		Arguments struct {
 			Message string `json:"message"`
+			Topic   string `json:"topic"`
 		} `json:"arguments"`
 		Meta struct {
 			ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
@@ -315,12 +412,17 @@ type floorRequest struct {
 // canned reply of the same shape and size as ours. The canned bytes are cut
 // from ours's own answers when the floor is built: for tools/list the whole
 // pre-encoded result, for tools/call everything around the echoed text, which
-// the floor encodes with encoding/json, and for the confirm call the whole
-// input_required result.
+// the floor encodes with encoding/json, for the confirm call the whole
+// input_required result, for a read of the resource (whose URI it checks)
+// the whole result, and for the prompt everything around its message's
+// text, which the floor fills in and encodes with encoding/json.
 type floor struct {
 	head       []byte // `{"jsonrpc":"2.0","id":`
 	list       []byte // after the id: `,"result":{...tools...}}`
 	ask        []byte // after the id: the input_required result of confirm (nil unless the setup asks)
+	read       []byte // after the id: the result of reading resourceURI (nil unless the setup has it)
+	getBefore  []byte // prompts/get: after the id, up to the message's text (nil unless the setup has the prompt)
+	getAfter   []byte // after the message's text
 	callBefore []byte // after the id, up to the echoed text
 	callAfter  []byte // after the echoed text
 }
@@ -348,10 +450,32 @@ func newFloor(s setup) (*floor, error) {
 			return nil, fmt.Errorf("floor: confirm template: %w", err)
 		}
 	}
+	var read []byte
+	if s.resource {
+		if read, err = cannedAfterID(ours, &scenario{method: "resources/read", tools: tools}); err != nil {
+			return nil, fmt.Errorf("floor: resources/read template: %w", err)
+		}
+	}
+	var getBefore, getAfter []byte
+	if s.prompt {
+		get, err := cannedAfterID(ours, &scenario{method: "prompts/get", tools: tools, msgLen: -1, markerText: marker})
+		if err != nil {
+			return nil, fmt.Errorf("floor: prompts/get template: %w", err)
+		}
+		quoted := []byte(strconv.Quote(promptText(marker)))
+		i := bytes.Index(get, quoted)
+		if i < 0 || bytes.Count(get, quoted) != 1 {
+			return nil, errors.New("floor: cannot find the message's text in ours's prompts/get answer")
+		}
+		getBefore, getAfter = get[:i], get[i+len(quoted):]
+	}
 	return &floor{
 		head:       []byte(`{"jsonrpc":"2.0","id":`),
+		getBefore:  getBefore,
+		getAfter:   getAfter,
 		list:       list,
 		ask:        ask,
+		read:       read,
 		callBefore: call[:i],
 		callAfter:  call[i+len(quoted):],
 	}, nil
@@ -407,6 +531,25 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(f.head)
 		_, _ = w.Write(req.ID)
 		_, _ = w.Write(f.ask)
+	case req.Method == "resources/read" && req.Params.URI == resourceURI && f.read != nil:
+		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.read))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(f.head)
+		_, _ = w.Write(req.ID)
+		_, _ = w.Write(f.read)
+	case req.Method == "prompts/get" && req.Params.Name == promptName && f.getBefore != nil:
+		text, err := json.Marshal(promptText(req.Params.Arguments.Topic))
+		if err != nil {
+			http.Error(w, "cannot encode", http.StatusInternalServerError)
+			return
+		}
+		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.getBefore) + len(text) + len(f.getAfter))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(f.head)
+		_, _ = w.Write(req.ID)
+		_, _ = w.Write(f.getBefore)
+		_, _ = w.Write(text)
+		_, _ = w.Write(f.getAfter)
 	default:
 		http.Error(w, "unknown method", http.StatusNotFound)
 	}

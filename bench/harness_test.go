@@ -115,7 +115,7 @@ func TestValidateRefusesWrongAnswers(t *testing.T) {
 		}
 	}
 
-	ask := allScenarios(1)[5]
+	ask := scenarioNamed(t, "ask")
 	goodAsk := `{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"mode":"form","message":"Delete note 3?","requestedSchema":` + confirmForm + `}}}}}`
 	if err := ask.validate(200, "application/json", []byte(goodAsk)); err != nil {
 		t.Fatalf("good input_required refused: %v", err)
@@ -140,6 +140,59 @@ func TestValidateRefusesWrongAnswers(t *testing.T) {
 		}
 	}
 
+	read := scenarioNamed(t, "read1k")
+	goodRead := `{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","contents":[{"uri":"bench://doc/1k","mimeType":"text/plain","text":"` + resourceText + `"}]}}`
+	if err := read.validate(200, "application/json", []byte(goodRead)); err != nil {
+		t.Fatalf("good resources/read refused: %v", err)
+	}
+	for _, tt := range []struct{ name, from, to string }{
+		{"other uri", `"uri":"bench://doc/1k"`, `"uri":"bench://doc/2k"`},
+		{"other mime type", `"text/plain"`, `"text/markdown"`},
+		{"no mime type", `"mimeType":"text/plain",`, ``},
+		{"short text", `0123456789"}]`, `012345678"}]`},
+		{"wrong text", `"text":"The quick`, `"text":"The quack`},
+		{"blob", `"text":"`, `"blob":"QUJD","text":"`},
+		{"blob only", `"text":"` + resourceText + `"`, `"blob":"QUJD"`},
+		{"two items", `"contents":[`, `"contents":[{"uri":"bench://doc/1k","mimeType":"text/plain","text":"x"},`},
+		{"no items", `"contents":[{`, `"contents":[],"x":[{`},
+		{"input_required", `"complete"`, `"input_required"`},
+		{"isError", `"resultType"`, `"isError":true,"resultType"`},
+		{"error", `"result":{`, `"error":{"code":-32002,"message":"not found"},"result":{`},
+	} {
+		bad := strings.Replace(goodRead, tt.from, tt.to, 1)
+		if bad == goodRead {
+			t.Fatalf("read %s: the replacement changed nothing", tt.name)
+		}
+		if err := read.validate(200, "application/json", []byte(bad)); err == nil {
+			t.Errorf("read %s: wrong answer accepted", tt.name)
+		}
+	}
+
+	prompt := scenarioNamed(t, "prompt")
+	goodPrompt := `{"jsonrpc":"2.0","id":7,"result":{"messages":[{"role":"user","content":{"type":"text","text":"` + promptText(prompt.text()) + `"}}]}}`
+	if err := prompt.validate(200, "application/json", []byte(goodPrompt)); err != nil {
+		t.Fatalf("good prompts/get refused: %v", err)
+	}
+	for _, tt := range []struct{ name, from, to string }{
+		{"assistant", `"role":"user"`, `"role":"assistant"`},
+		{"image", `"type":"text"`, `"type":"image"`},
+		{"other topic", "The quick", "The quack"},
+		{"unfilled", prompt.text(), "{topic}"},
+		{"no text", `,"text":"Summarise`, `,"x":"Summarise`},
+		{"two messages", `"messages":[`, `"messages":[{"role":"user","content":{"type":"text","text":"Hi"}},`},
+		{"no messages", `"messages":[{`, `"messages":[],"x":[{`},
+		{"input_required", `"messages"`, `"resultType":"input_required","messages"`},
+		{"error", `"result":{`, `"error":{"code":-32602,"message":"no"},"result":{`},
+	} {
+		bad := strings.Replace(goodPrompt, tt.from, tt.to, 1)
+		if bad == goodPrompt {
+			t.Fatalf("prompt %s: the replacement changed nothing", tt.name)
+		}
+		if err := prompt.validate(200, "application/json", []byte(bad)); err == nil {
+			t.Errorf("prompt %s: wrong answer accepted", tt.name)
+		}
+	}
+
 	fp := newFingerprint([]byte(goodList))
 	if !fp.match(200, []byte(goodList)) {
 		t.Fatal("fingerprint refuses its own answer")
@@ -152,6 +205,18 @@ func TestValidateRefusesWrongAnswers(t *testing.T) {
 	if fp.match(500, []byte(goodList)) {
 		t.Error("fingerprint accepts a 500")
 	}
+}
+
+// scenarioNamed returns the scenario called name.
+func scenarioNamed(t *testing.T, name string) *scenario {
+	t.Helper()
+	for _, sc := range allScenarios(10) {
+		if sc.name == name {
+			return sc
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return nil
 }
 
 // flaky answers correctly the first time only.
@@ -265,7 +330,7 @@ func TestRunTiny(t *testing.T) {
 	cfg := config{
 		rounds: 2, loopRounds: 1, benchtime: 5 * time.Millisecond,
 		duration: 100 * time.Millisecond, warmup: 20 * time.Millisecond,
-		conc: []int{2}, scenarios: all[:2], loopScenarios: all[:1],
+		conc: []int{2}, scenarios: all[:2], loopScenarios: []*scenario{all[0], scenarioNamed(t, "read1k"), scenarioNamed(t, "prompt")},
 		contestants: []string{"floor", "ours"}, goroutineSamples: 2,
 		inprocess: true, loopback: true, command: "test",
 	}
@@ -278,7 +343,7 @@ func TestRunTiny(t *testing.T) {
 	if rep.failed() {
 		t.Fatalf("failures:\n%s", out.String())
 	}
-	for _, want := range []string{"| tools/call echo 50 B | ours |", "| tools/list, 1 tool | floor |", "| 2 | ours |"} {
+	for _, want := range []string{"| tools/call echo 50 B | ours |", "| tools/list, 1 tool | floor |", "| 2 | ours |", "resources/read 1 KiB text", "prompts/get, 1 argument"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

@@ -65,8 +65,10 @@ type child struct {
 }
 
 // serveEnv, when set in the environment, makes this binary (or the test
-// binary) a loopback child: "name,tools,maxLife" or "name,tools,maxLife,ask"
-// (also serve confirm), e.g. "ours,100,10m".
+// binary) a loopback child: "name,tools,maxLife" followed by options, each
+// ",ask" (also serve confirm), ",resource" (also serve the resource) or
+// ",prompt" (also serve the prompt),
+// e.g. "ours,100,10m" or "ours,100,10m,ask".
 const serveEnv = "MCPMW_BENCH_SERVE"
 
 // childMain runs the child side if serveEnv asks for it, and reports whether
@@ -78,18 +80,29 @@ func childMain() bool {
 	}
 	name, rest, _ := strings.Cut(spec, ",")
 	toolsStr, rest, _ := strings.Cut(rest, ",")
-	lifeStr, askStr, _ := strings.Cut(rest, ",")
+	lifeStr, opts, _ := strings.Cut(rest, ",")
 	tools, err1 := strconv.Atoi(toolsStr)
 	life, err2 := time.ParseDuration(lifeStr)
+	s := setup{tools: tools}
 	var err3 error
-	if askStr != "" && askStr != "ask" {
-		err3 = fmt.Errorf("unknown option %q", askStr)
+	for opt := range strings.SplitSeq(opts, ",") {
+		switch opt {
+		case "":
+		case "ask":
+			s.ask = true
+		case "resource":
+			s.resource = true
+		case "prompt":
+			s.prompt = true
+		default:
+			err3 = errors.Join(err3, fmt.Errorf("unknown option %q", opt))
+		}
 	}
 	if err := errors.Join(err1, err2, err3); err != nil {
 		fmt.Fprintf(os.Stderr, "bench child: bad %s=%q: %v\n", serveEnv, spec, err)
 		os.Exit(2)
 	}
-	if err := serve(name, setup{tools: tools, ask: askStr == "ask"}, os.Stdin, os.Stdout, life); err != nil {
+	if err := serve(name, s, os.Stdin, os.Stdout, life); err != nil {
 		fmt.Fprintln(os.Stderr, "bench child:", err)
 		os.Exit(1)
 	}
@@ -107,6 +120,12 @@ func startChild(name string, s setup, maxLife time.Duration) (*child, error) {
 	spec := fmt.Sprintf("%s=%s,%d,%s", serveEnv, name, s.tools, maxLife)
 	if s.ask {
 		spec += ",ask"
+	}
+	if s.resource {
+		spec += ",resource"
+	}
+	if s.prompt {
+		spec += ",prompt"
 	}
 	cmd.Env = append(os.Environ(), spec)
 	cmd.Stderr = os.Stderr

@@ -3,6 +3,7 @@
 //
 //	cd bench && go run . -quick        # under a minute
 //	cd bench && go run . -rounds 10    # what the README shows
+//	cd bench && go run . -scenarios ask,read1k,prompt -loopback=false   # the opt-in scenarios
 //	cd bench && go run . -contestants ours -scenarios list1000 -loopback=false \
 //		-cpuprofile cpu.out -memprofile mem.out   # profile (the floor always runs too)
 //
@@ -21,16 +22,20 @@
 // struct with encoding/json and writes a canned reply cut from ours's own
 // answer (so the same shape and size): for tools/list the pre-encoded list,
 // for tools/call the bytes around the echoed text, which it encodes with
-// encoding/json, and for the ask scenario's confirm call the whole
-// input_required result. ours runs bare (allow-all authenticator, no-op auditor) and
-// as ours+hooks (bearer-token check, mcpmw.LogAuditor writing JSON lines,
-// ratelimit.PerIP with a limit never reached), and as ours+typed (bare, with
-// echo built by typed.NewTool: its arguments validated against the derived
-// schema, then decoded into a struct). gosdk is
-// mcp.NewStreamableHTTPHandler with Stateless and JSONResponse; mcpgo is
-// server.NewStreamableHTTPServer with WithStateLess(true). Peers register
-// tools through their raw-schema APIs (no reflection, no per-call schema
-// validation), and everyone's page size exceeds the largest list.
+// encoding/json, for the ask scenario's confirm call the whole
+// input_required result, for the read1k scenario's resources/read (once
+// it has checked the URI) the whole result, and for the prompt scenario's
+// prompts/get the bytes around the message's text, which it fills in with
+// the topic and encodes with encoding/json. ours runs bare
+// (allow-all authenticator, no-op auditor) and as ours+hooks (bearer-token
+// check, mcpmw.LogAuditor writing JSON lines, ratelimit.PerIP with a limit
+// never reached), and as ours+typed (bare, with echo built by
+// typed.NewTool: its arguments validated against the derived schema, then
+// decoded into a struct). gosdk is mcp.NewStreamableHTTPHandler with
+// Stateless and JSONResponse; mcpgo is server.NewStreamableHTTPServer with
+// WithStateLess(true). Peers register tools through their raw-schema APIs
+// (no reflection, no per-call schema validation), and everyone's page size
+// exceeds the largest list.
 //
 // In-process, a request is a copy of a template request with its own body
 // reader (one allocation, reported in the output and included in every
@@ -92,7 +97,7 @@ func main() {
 		duration      = flag.Duration("duration", 3*time.Second, "loopback measured time per contestant, concurrency and round")
 		warmup        = flag.Duration("warmup", 500*time.Millisecond, "loopback warm-up before each measurement (not counted)")
 		concFlag      = flag.String("conc", "16,64", "loopback concurrencies (keep-alive clients)")
-		scenarioFlag  = flag.String("scenarios", "call50,list1,list100,list1000,call100k", "in-process scenarios")
+		scenarioFlag  = flag.String("scenarios", "call50,list1,list100,list1000,call100k", "in-process scenarios (also: ask, read1k, prompt; left out of the default to keep a full run near 3.5 minutes)")
 		loopFlag      = flag.String("loopscenarios", "call50", "loopback scenarios")
 		contFlag      = flag.String("contestants", strings.Join(contestantNames, ","), "contestants (floor is always measured: ratios need it)")
 		callTools     = flag.Int("calltools", 100, "tools registered for the tools/call scenarios (echo plus dummies)")
@@ -105,10 +110,12 @@ func main() {
 		serveName     = flag.String("serve", "", "only serve this contestant on a free port of 127.0.0.1 until stdin closes (for poking at it by hand)")
 		serveTools    = flag.Int("tools", 100, "with -serve, the number of tools")
 		serveAsk      = flag.Bool("ask", false, "with -serve, also serve confirm, the ask scenario's tool")
+		serveResource = flag.Bool("resource", false, "with -serve, also serve the read1k scenario's resource")
+		servePrompt   = flag.Bool("prompt", false, "with -serve, also serve the prompt scenario's prompt")
 	)
 	flag.Parse()
 	if *serveName != "" {
-		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
+		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk, resource: *serveResource, prompt: *servePrompt}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -serve:", err)
 			os.Exit(1)
 		}

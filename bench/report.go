@@ -322,7 +322,7 @@ func (r *report) writeInProcess(w io.Writer) {
 		fmtNs(o.nsPerOp), fmtBytes(o.bytesPerOp), fmtCount(o.allocsPerOp))
 	fmt.Fprintln(w, "- × floor: the median over rounds of the ratio to the floor measured in the same round.")
 	fmt.Fprintln(w, "- goroutines/req: goroutines the runtime created while serving sequential requests (`/sched/goroutines-created`), divided by the number of requests.")
-	fmt.Fprintln(w, "- Every response is checked: the first fully (HTTP 200, JSON content type, JSON-RPC result for our id, the echoed text, every tool on one page, or the input_required result asking to confirm), the rest against its fingerprint (status, length, 18 byte windows).")
+	fmt.Fprintln(w, "- Every response is checked: the first fully (HTTP 200, JSON content type, JSON-RPC result for our id, the echoed text, every tool on one page, the input_required result asking to confirm, the resource's URI, MIME type and whole text, or the prompt's one user text message), the rest against its fingerprint (status, length, 18 byte windows).")
 	fmt.Fprintln(w)
 }
 

@@ -26,21 +26,24 @@ const (
 type scenario struct {
 	name   string // flag name, e.g. "call50"
 	title  string // table label
-	method string // "tools/call" or "tools/list"
+	method string // "tools/call", "tools/list", "resources/read" or "prompts/get"
 	tools  int    // tools registered: echo plus tools-1 dummies
-	msgLen int    // tools/call: length of the echoed message
+	msgLen int    // tools/call: length of the echoed message; prompts/get: of the topic
 	tool   string // tools/call: the tool called; "" is echo, "confirm" asks
 
-	markerText string // tools/call: echo this instead of message(msgLen)
+	markerText string // echo this, or ask about this topic, instead of message(msgLen)
 }
 
 // asks reports whether sc calls confirm, whose answer is input_required.
 func (sc *scenario) asks() bool { return sc.tool == "confirm" }
 
 // setup is what a contestant must serve for sc.
-func (sc *scenario) setup() setup { return setup{tools: sc.tools, ask: sc.asks()} }
+func (sc *scenario) setup() setup {
+	return setup{tools: sc.tools, ask: sc.asks(), resource: sc.method == "resources/read", prompt: sc.method == "prompts/get"}
+}
 
-// text is what the echo tool is sent, and must send back.
+// text is what the echo tool is sent, and must send back, or the topic the
+// prompt is filled in with.
 func (sc *scenario) text() string {
 	if sc.markerText != "" {
 		return sc.markerText
@@ -64,6 +67,8 @@ func allScenarios(callTools int) []*scenario {
 		// BenchmarkRequestStateRoundTrip and
 		// BenchmarkServeHTTPInputRequiredRound.
 		{name: "ask", title: "tools/call asking (input_required)", method: "tools/call", tools: callTools, tool: "confirm"},
+		{name: "read1k", title: "resources/read 1 KiB text", method: "resources/read", tools: callTools},
+		{name: "prompt", title: "prompts/get, 1 argument", method: "prompts/get", tools: callTools, msgLen: 50},
 	}
 }
 
@@ -98,6 +103,11 @@ func (sc *scenario) body() []byte {
 		}
 		msg, _ := json.Marshal(sc.text())
 		params = `{"name":"echo","arguments":{"message":` + string(msg) + `},` + meta + `}`
+	case "resources/read":
+		params = `{"uri":"` + resourceURI + `",` + meta + `}`
+	case "prompts/get":
+		topic, _ := json.Marshal(sc.text())
+		params = `{"name":"` + promptName + `","arguments":{"` + promptArgument + `":` + string(topic) + `},` + meta + `}`
 	default:
 		params = `{` + meta + `}`
 	}
@@ -114,11 +124,15 @@ func (sc *scenario) header() http.Header {
 		"Mcp-Method":           {sc.method},
 		"Authorization":        {"Bearer " + benchToken},
 	}
-	if sc.method == "tools/call" {
+	switch {
+	case sc.asks():
+		h["Mcp-Name"] = []string{"confirm"}
+	case sc.method == "tools/call":
 		h["Mcp-Name"] = []string{"echo"}
-		if sc.asks() {
-			h["Mcp-Name"] = []string{"confirm"}
-		}
+	case sc.method == "resources/read":
+		h["Mcp-Name"] = []string{resourceURI}
+	case sc.method == "prompts/get":
+		h["Mcp-Name"] = []string{promptName}
 	}
 	return h
 }
@@ -147,6 +161,19 @@ type answer struct {
 			Name string `json:"name"`
 		} `json:"tools"`
 		NextCursor *string `json:"nextCursor"`
+		Contents   []struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     *string `json:"blob"`
+		} `json:"contents"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
 	} `json:"result"`
 	Error *struct {
 		Code    int    `json:"code"`
@@ -156,7 +183,8 @@ type answer struct {
 
 // validate checks one answer to sc fully: HTTP 200, a JSON content type, a
 // JSON-RPC 2.0 result for our id, and the echoed text, every tool on one
-// page, or the input_required result asking to confirm.
+// page, the input_required result asking to confirm, the resource's
+// contents, or the prompt's message.
 func (sc *scenario) validate(status int, contentType string, body []byte) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("HTTP status %d: %s", status, clip(body))
@@ -205,6 +233,31 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 		if !seen["echo"] || len(seen) != sc.tools {
 			return fmt.Errorf("listed %d distinct names (echo present: %v), want %d", len(seen), seen["echo"], sc.tools)
 		}
+	case sc.method == "resources/read":
+		return validateRead(&a, body)
+	case sc.method == "prompts/get":
+		return validatePrompt(&a, body, promptText(sc.text()))
+	}
+	return nil
+}
+
+// validateRead checks a resources/read answer: exactly one contents item,
+// the resource's own URI and MIME type, and its whole text (no blob).
+func validateRead(a *answer, body []byte) error {
+	res := a.Result
+	if len(res.Contents) != 1 {
+		return fmt.Errorf("want one contents item: %s", clip(body))
+	}
+	c := res.Contents[0]
+	switch {
+	case c.URI != resourceURI || c.MimeType != resourceMimeType:
+		return fmt.Errorf("contents of %q (%q), want %q (%q)", c.URI, c.MimeType, resourceURI, resourceMimeType)
+	case c.Blob != nil || c.Text == nil:
+		return fmt.Errorf("want text contents, no blob: %s", clip(body))
+	case *c.Text != resourceText:
+		return fmt.Errorf("read %d bytes %s, want the resource's %d", len(*c.Text), clip([]byte(*c.Text)), len(resourceText))
+	case len(res.Content) != 0 || res.IsError || len(res.Tools) != 0 || (res.ResultType != "" && res.ResultType != "complete"):
+		return fmt.Errorf("a resources/read result carries contents only: %s", clip(body))
 	}
 	return nil
 }
@@ -238,6 +291,25 @@ func validateAsk(a *answer, body []byte) error {
 	_ = json.Unmarshal([]byte(confirmForm), &want)
 	if !reflect.DeepEqual(got, want) {
 		return fmt.Errorf("requestedSchema %s, want %s", ir.Params.RequestedSchema, confirmForm)
+	}
+	return nil
+}
+
+// validatePrompt checks a prompts/get answer: exactly one message, the
+// user's, saying want as one text block.
+func validatePrompt(a *answer, body []byte, want string) error {
+	res := a.Result
+	if len(res.Messages) != 1 {
+		return fmt.Errorf("want one message: %s", clip(body))
+	}
+	m := res.Messages[0]
+	switch {
+	case m.Role != "user" || m.Content.Type != "text":
+		return fmt.Errorf("a %q message of %q content, want the user's text: %s", m.Role, m.Content.Type, clip(body))
+	case m.Content.Text != want:
+		return fmt.Errorf("the message says %q, want %q", m.Content.Text, want)
+	case len(res.Content) != 0 || len(res.Contents) != 0 || res.IsError || len(res.Tools) != 0 || (res.ResultType != "" && res.ResultType != "complete"):
+		return fmt.Errorf("a prompts/get result carries messages only: %s", clip(body))
 	}
 	return nil
 }
