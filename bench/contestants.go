@@ -414,13 +414,16 @@ type floorRequest struct {
 // pre-encoded result, for tools/call everything around the echoed text, which
 // the floor encodes with encoding/json, for the confirm call the whole
 // input_required result, for a read of the resource (whose URI it checks)
-// the whole result, and for the prompt everything around its message's
-// text, which the floor fills in and encodes with encoding/json.
+// everything around the resource's text, and for the prompt everything
+// around its message's text: the floor encodes the text with encoding/json
+// on every call, as a bare handler encodes what its store returns, just as
+// it encodes the echoed text of a tools/call.
 type floor struct {
 	head       []byte // `{"jsonrpc":"2.0","id":`
 	list       []byte // after the id: `,"result":{...tools...}}`
 	ask        []byte // after the id: the input_required result of confirm (nil unless the setup asks)
-	read       []byte // after the id: the result of reading resourceURI (nil unless the setup has it)
+	readBefore []byte // resources/read of resourceURI: after the id, up to the resource's text (nil unless the setup has it)
+	readAfter  []byte // after the resource's text
 	getBefore  []byte // prompts/get: after the id, up to the message's text (nil unless the setup has the prompt)
 	getAfter   []byte // after the message's text
 	callBefore []byte // after the id, up to the echoed text
@@ -450,11 +453,18 @@ func newFloor(s setup) (*floor, error) {
 			return nil, fmt.Errorf("floor: confirm template: %w", err)
 		}
 	}
-	var read []byte
+	var readBefore, readAfter []byte
 	if s.resource {
-		if read, err = cannedAfterID(ours, &scenario{method: "resources/read", tools: tools}); err != nil {
+		read, err := cannedAfterID(ours, &scenario{method: "resources/read", tools: tools})
+		if err != nil {
 			return nil, fmt.Errorf("floor: resources/read template: %w", err)
 		}
+		quoted := []byte(strconv.Quote(resourceText))
+		i := bytes.Index(read, quoted)
+		if i < 0 || bytes.Count(read, quoted) != 1 {
+			return nil, errors.New("floor: cannot find the resource's text in ours's resources/read answer")
+		}
+		readBefore, readAfter = read[:i], read[i+len(quoted):]
 	}
 	var getBefore, getAfter []byte
 	if s.prompt {
@@ -475,7 +485,8 @@ func newFloor(s setup) (*floor, error) {
 		getAfter:   getAfter,
 		list:       list,
 		ask:        ask,
-		read:       read,
+		readBefore: readBefore,
+		readAfter:  readAfter,
 		callBefore: call[:i],
 		callAfter:  call[i+len(quoted):],
 	}, nil
@@ -531,12 +542,19 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(f.head)
 		_, _ = w.Write(req.ID)
 		_, _ = w.Write(f.ask)
-	case req.Method == "resources/read" && req.Params.URI == resourceURI && f.read != nil:
-		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.read))}
+	case req.Method == "resources/read" && req.Params.URI == resourceURI && f.readBefore != nil:
+		text, err := json.Marshal(resourceText)
+		if err != nil {
+			http.Error(w, "cannot encode", http.StatusInternalServerError)
+			return
+		}
+		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.readBefore) + len(text) + len(f.readAfter))}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(f.head)
 		_, _ = w.Write(req.ID)
-		_, _ = w.Write(f.read)
+		_, _ = w.Write(f.readBefore)
+		_, _ = w.Write(text)
+		_, _ = w.Write(f.readAfter)
 	case req.Method == "prompts/get" && req.Params.Name == promptName && f.getBefore != nil:
 		text, err := json.Marshal(promptText(req.Params.Arguments.Topic))
 		if err != nil {
