@@ -252,16 +252,25 @@ func skipSpace(doc []byte, i int) int {
 }
 
 // stringEnd returns the index just past the string starting at doc[i] == '"'.
+// It jumps from quote to quote (bytes.IndexByte), and a quote ends the
+// string unless an odd run of backslashes escapes it: long strings (a
+// tool's text, an argument) cost a vectorised scan, not a loop per byte.
 func stringEnd(doc []byte, i int) int {
-	for i++; i < len(doc); i++ {
-		switch doc[i] {
-		case '\\':
-			i++
-		case '"':
+	open := i
+	for i++; ; i++ {
+		j := bytes.IndexByte(doc[i:], '"')
+		if j < 0 {
+			return len(doc)
+		}
+		i += j
+		k := i
+		for k > open+1 && doc[k-1] == '\\' {
+			k--
+		}
+		if (i-k)%2 == 0 {
 			return i + 1
 		}
 	}
-	return len(doc)
 }
 
 // valueEnd returns the index just past the value starting at doc[i].

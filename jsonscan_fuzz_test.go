@@ -139,3 +139,34 @@ func refHasDuplicate(ms []member) bool {
 	}
 	return false
 }
+
+// FuzzStringEnd checks the quote-to-quote stringEnd against the plain
+// byte loop it replaced, on any input (valid JSON or not): both must find
+// the same end.
+func FuzzStringEnd(f *testing.F) {
+	for _, s := range []string{`""`, `"a"`, `"a\"b"`, `"\\"`, `"\\\""x"`, `"\\\\"`, `"abc`, `"\`, `"x\\\\\"y"z`} {
+		f.Add([]byte(s))
+	}
+	byteLoop := func(doc []byte, i int) int {
+		for i++; i < len(doc); i++ {
+			switch doc[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return len(doc)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		for i := range doc {
+			if doc[i] != '"' {
+				continue
+			}
+			got, want := stringEnd(doc, i), min(byteLoop(doc, i), len(doc))
+			if got != want {
+				t.Fatalf("stringEnd(%q, %d) = %d, the byte loop says %d", doc, i, got, want)
+			}
+		}
+	})
+}
