@@ -140,9 +140,8 @@ func caseTwins(members []member) (a, b string, found bool) {
 	if len(members) <= 8 {
 		for i := 1; i < len(members); i++ {
 			for j := 0; j < i; j++ {
-				ki, kj := members[i].keyString(), members[j].keyString()
-				if ki != kj && strings.EqualFold(ki, kj) {
-					return kj, ki, true
+				if caseTwin(members[j], members[i]) {
+					return members[j].keyString(), members[i].keyString(), true
 				}
 			}
 		}
@@ -158,6 +157,17 @@ func caseTwins(members []member) (a, b string, found bool) {
 		seen[f] = k
 	}
 	return "", "", false
+}
+
+// caseTwin reports whether the keys of a and b differ but are equal under
+// case folding. Keys without escapes, nearly all, are compared as they
+// are, without a copy.
+func caseTwin(a, b member) bool {
+	if bytes.IndexByte(a.key, '\\') < 0 && bytes.IndexByte(b.key, '\\') < 0 {
+		return !bytes.Equal(a.key, b.key) && bytes.EqualFold(a.key, b.key)
+	}
+	ka, kb := a.keyString(), b.keyString()
+	return ka != kb && strings.EqualFold(ka, kb)
 }
 
 // foldKey returns a form of s shared by exactly the strings that
