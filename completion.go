@@ -71,8 +71,8 @@ func (m *completionMethods) target(req *Request) (*Target, *Response) {
 func (m *completionMethods) find(req *Request) (completionRef, *Response) {
 	raw := req.Param("ref")
 	var ms [4]member
-	members, ok := objectMembers(raw, ms[:0])
-	if !ok || kindOf(raw) != kindObject {
+	members, ok := objectMembers(raw, ms[:0]) // not ok: absent, or not an object
+	if !ok {
 		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.ref, {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
 	}
 	typ, _ := unquote(lookup(members, "type"))
@@ -149,8 +149,8 @@ func (m *completionMethods) complete(ctx context.Context, req *Request) *Respons
 func completionRequest(req *Request) (CompletionRequest, *Response) {
 	var ms [4]member
 	raw := req.Param("argument")
-	members, ok := objectMembers(raw, ms[:0])
-	if !ok || kindOf(raw) != kindObject {
+	members, ok := objectMembers(raw, ms[:0]) // not ok: absent, or not an object
+	if !ok {
 		return CompletionRequest{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.argument, {"name":...,"value":...}`)
 	}
 	var c CompletionRequest

@@ -114,6 +114,27 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
+// Exactly 100 values are all sent, and nothing says there are more.
+func TestCompletionOf100ValuesIsWhole(t *testing.T) {
+	t.Parallel()
+	values := make([]string, 100)
+	for i := range values {
+		values[i] = strconv.Itoa(i)
+	}
+	var reg mcpmw.Registry
+	reg.AddPrompts(mcpmw.Prompt{Name: "p", Description: "d", Permission: "read", Arguments: []mcpmw.PromptArgument{{Name: "a"}},
+		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) { return mcpmw.PromptResult{}, nil },
+		Complete: map[string]mcpmw.Completer{"a": func(context.Context, mcpmw.Caller, mcpmw.CompletionRequest) (mcpmw.Completion, error) {
+			return mcpmw.Completion{Values: values}, nil
+		}}})
+	w := httptest.NewRecorder()
+	mcpmw.New(&reg, tokenAuthn, &spy{}, nil).ServeHTTP(w, completeReq(mcpmw.Version20251125, `"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}`))
+	c := decode(t, w).Result["completion"].(map[string]any)
+	assert.Len(t, c["values"], 100)
+	assert.NotContains(t, c, "hasMore")
+	assert.NotContains(t, c, "total")
+}
+
 func TestCompletionCapsAt100(t *testing.T) {
 	t.Parallel()
 	h := mcpmw.New(completionRegistry(), tokenAuthn, &spy{}, nil)
@@ -183,11 +204,13 @@ func TestCompletionsCapability(t *testing.T) {
 	}
 	assert.Contains(t, caps(mcpmw.New(completionRegistry(), tokenAuthn, &spy{}, nil)), "completions")
 
-	var reg mcpmw.Registry // a prompt, but no Completer anywhere
+	var reg mcpmw.Registry // a prompt and a template, but no Completer anywhere
 	reg.AddPrompts(mcpmw.Prompt{Name: "p", Description: "d", Permission: "read",
 		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
 			return mcpmw.PromptResult{}, nil
 		}})
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "docs://{id}", Name: "doc", Permission: "read",
+		Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) { return nil, nil }})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	assert.NotContains(t, caps(h), "completions")
 	w := httptest.NewRecorder()
