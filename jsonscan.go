@@ -256,15 +256,14 @@ func skipSpace(doc []byte, i int) int {
 // string unless an odd run of backslashes escapes it: long strings (a
 // tool's text, an argument) cost a vectorised scan, not a loop per byte.
 func stringEnd(doc []byte, i int) int {
-	open := i
 	for i++; ; i++ {
 		j := bytes.IndexByte(doc[i:], '"')
 		if j < 0 {
 			return len(doc)
 		}
 		i += j
-		k := i
-		for k > open+1 && doc[k-1] == '\\' {
+		k := i // back over the backslashes before this quote; the opening quote stops it
+		for doc[k-1] == '\\' {
 			k--
 		}
 		if (i-k)%2 == 0 {
