@@ -82,6 +82,9 @@ func TestCaseTwins(t *testing.T) {
 		{"Kelvin sign", `{"kind":1,"\u212aind":2}`, "kind", "\u212aind"},
 		{"long s", `{"cursor":1,"curſor":2}`, "cursor", "curſor"},
 		{"dotless i is no twin", `{"id":1,"ıd":2}`, "", ""},
+		{"escaped from the first byte, first", `{"\u004eame":1,"name":2}`, "Name", "name"},
+		{"escaped inside, first", `{"n\u0041me":1,"name":2}`, "nAme", "name"},
+		{"escaped exact repeat is no twin", `{"\u0061":1,"a":2}`, "", ""},
 		{"wide", wide.String() + `"kxx":1,"KXX":2}`, "kxx", "KXX"},
 		{"wide, none", wide.String() + `"z":1}`, "", ""},
 	} {
