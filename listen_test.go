@@ -29,10 +29,17 @@ type tenantUser struct {
 
 func (u *tenantUser) InAudience(a string) bool { return a == u.tenant }
 
+// admin is a Caller that may do anything, as an operator's token may.
+type admin struct{}
+
+func (admin) Can(mcpmw.Permission) bool { return true }
+
 // listenAuthn admits the test users plus a member of tenant A and one of
-// tenant B, both with "read".
+// tenant B, both with "read", and an admin.
 var listenAuthn = mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
 	switch tok := r.Header.Get("Authorization"); tok {
+	case "Bearer admin":
+		return admin{}, nil
 	case "Bearer tenant-a", "Bearer tenant-b":
 		t := strings.ToUpper(strings.TrimPrefix(tok, "Bearer tenant-"))
 		return &tenantUser{user: user{name: "member of " + t, caps: []mcpmw.Permission{"read"}}, tenant: t}, nil
@@ -356,6 +363,26 @@ func TestListenSharedNotifier(t *testing.T) {
 	s.next(t)
 	require.NoError(t, one.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
 	assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"])
+}
+
+// An event without a permission, which Handler.Publish refuses, can still
+// arrive from a Notifier shared with code that does not check: the hub
+// drops it rather than tell every caller.
+func TestListenDropsEventsWithoutPermission(t *testing.T) {
+	t.Parallel()
+	bus := mcpmw.NewLocalNotifier()
+	e := newListenEnv(t, &mcpmw.Options{Notifier: bus, Methods: listMethods()})
+	// An admin may see anything, so only the hub's own check stands
+	// between it and an event that names no permission.
+	s := e.listen(t, "admin", "1", `{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}`)
+	s.next(t)
+	ctx := t.Context()
+	require.NoError(t, bus.Publish(ctx, mcpmw.Event{Method: mcpmw.ToolsListChanged}))
+	require.NoError(t, bus.Publish(ctx, mcpmw.Event{Method: "notifications/unknown", Permission: "read"}))
+	require.NoError(t, bus.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourceUpdated, URI: "file:///a", Permission: "read"}))
+	// Events reach a stream in the order published: had either of the
+	// first two leaked, it would come first.
+	assert.Equal(t, mcpmw.ResourceUpdated, s.nextEvent(t)["method"])
 }
 
 func TestListenKeepAlive(t *testing.T) {
