@@ -123,7 +123,9 @@ func TestCompletionOf100ValuesIsWhole(t *testing.T) {
 	}
 	var reg mcpmw.Registry
 	reg.AddPrompts(mcpmw.Prompt{Name: "p", Description: "d", Permission: "read", Arguments: []mcpmw.PromptArgument{{Name: "a"}},
-		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) { return mcpmw.PromptResult{}, nil },
+		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+			return mcpmw.PromptResult{}, nil
+		},
 		Complete: map[string]mcpmw.Completer{"a": func(context.Context, mcpmw.Caller, mcpmw.CompletionRequest) (mcpmw.Completion, error) {
 			return mcpmw.Completion{Values: values}, nil
 		}}})
@@ -210,7 +212,9 @@ func TestCompletionsCapability(t *testing.T) {
 			return mcpmw.PromptResult{}, nil
 		}})
 	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "docs://{id}", Name: "doc", Permission: "read",
-		Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) { return nil, nil }})
+		Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+			return nil, nil
+		}})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	assert.NotContains(t, caps(h), "completions")
 	w := httptest.NewRecorder()
