@@ -132,6 +132,12 @@ func TestResourcesContract(t *testing.T) {
 			assert.JSONEq(t, `{"uri":"notes://99"}`, string(rep.err.Data))
 		})
 	}
+	t.Run("only the canonical spelling of an id reads a note", func(t *testing.T) {
+		for _, uri := range []string{"notes://01", "notes://+1", "notes://0", "notes://-1", "notes://1x"} {
+			rep := app.exchange(t, resourceRead(readerToken, v26, `12`, uri), expect{status: 200, code: -32602, audit: targeted("error", "reader", "resources/read", uri)})
+			assert.JSONEq(t, `{"uri":`+strconv.Quote(uri)+`}`, string(rep.err.Data))
+		}
+	})
 	t.Run("templates", func(t *testing.T) {
 		rep := app.exchange(t, modern(readerToken, `11`, "resources/templates/list", ""), expect{status: 200, audit: audited("ok", "reader", "resources/templates/list", "")})
 		var ts []map[string]any
