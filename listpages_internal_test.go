@@ -1,10 +1,13 @@
 package mcpmw
 
 import (
+	"context"
+	"encoding/json"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The page cache starts over when it holds maxCachedPages pages, or when a
@@ -31,4 +34,30 @@ func TestPageCacheBounds(t *testing.T) {
 	b.put([]byte("c"), &page{body: make([]byte, 1)})
 	assert.Len(t, b.m, 1, "one byte over: started over")
 	assert.Equal(t, 1, b.bytes)
+}
+
+// permSet is a Caller holding exactly the permissions in it.
+type permSet map[Permission]bool
+
+func (p permSet) Can(perm Permission) bool { return p[perm] }
+
+// With more than 8 distinct permissions the page key's bitset spans
+// several bytes: a caller holding only the ninth and tenth sees exactly
+// their tools.
+func TestPageKeyBeyondEightPermissions(t *testing.T) {
+	t.Parallel()
+	var reg Registry
+	for i := range 12 {
+		n := strconv.Itoa(i)
+		reg.Add(Tool{Name: "t" + n, Permission: Permission("p" + n), Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
+	}
+	f := pageFormat{size: 100}
+	resp := f.page(reg.table(), permSet{"p8": true, "p9": true}, rev20251125, 0)
+	var got struct{ Tools []struct{ Name string } }
+	require.NoError(t, json.Unmarshal(resp.Result, &got))
+	var names []string
+	for _, tl := range got.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.Equal(t, []string{"t8", "t9"}, names)
 }
