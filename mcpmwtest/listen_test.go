@@ -195,6 +195,10 @@ func TestListenRefused(t *testing.T) {
 			err: "mcpmwtest: the acknowledgement's subscription id is 2, the listen request's id 1"},
 		{name: "acknowledgement honouring more", h: listenHandler([]string{ack(`{"toolsListChanged":true,"promptsListChanged":true}`), hold}, nil),
 			err: "mcpmwtest: the acknowledgement honours more than was asked: " + strings.TrimSpace(ack(`{"toolsListChanged":true,"promptsListChanged":true}`)[len("data: "):])},
+		{name: "acknowledgement honouring resources too", h: listenHandler([]string{ack(`{"toolsListChanged":true,"resourcesListChanged":true}`), hold}, nil),
+			err: "mcpmwtest: the acknowledgement honours more than was asked: " + strings.TrimSpace(ack(`{"toolsListChanged":true,"resourcesListChanged":true}`)[len("data: "):])},
+		{name: "acknowledgement honouring a URI not asked for", h: listenHandler([]string{ack(`{"toolsListChanged":true,"resourceSubscriptions":["x://y"]}`), hold}, nil),
+			err: "mcpmwtest: the acknowledgement honours more than was asked: " + strings.TrimSpace(ack(`{"toolsListChanged":true,"resourceSubscriptions":["x://y"]}`)[len("data: "):])},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
