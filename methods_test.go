@@ -56,3 +56,24 @@ func TestTargetDenialWording(t *testing.T) {
 		assert.Equal(t, tt.challenge, w.Header().Get("WWW-Authenticate"))
 	}
 }
+
+// Two methods of one capability may not set one settings key to two values
+// in the same revision (what would discover declare?); the same value, or
+// values in different revisions, are fine.
+func TestMethodSettingsConflicts(t *testing.T) {
+	t.Parallel()
+	handle := func(context.Context, *mcpmw.Request) *mcpmw.Response { return mcpmw.ResultResponse(map[string]any{}) }
+	build := func(a, b mcpmw.Method) func() {
+		return func() { mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{a, b}}) }
+	}
+	one := mcpmw.Method{Name: "x/one", Capability: "experimental", Settings: map[string]any{"mode": "fast"}, Handle: handle}
+	other := mcpmw.Method{Name: "x/two", Capability: "experimental", Settings: map[string]any{"mode": "slow"}, Handle: handle}
+	same := mcpmw.Method{Name: "x/two", Capability: "experimental", Settings: map[string]any{"mode": "fast"}, Handle: handle}
+	assert.PanicsWithValue(t, `mcpmw: method "x/two" sets experimental.mode to slow, another method of experimental to fast`, build(one, other))
+	assert.NotPanics(t, build(one, same))
+
+	modernOnly, legacyOnly := one, other
+	modernOnly.Revisions = []string{mcpmw.LatestVersion}
+	legacyOnly.Revisions = []string{mcpmw.Version20251125}
+	assert.NotPanics(t, build(modernOnly, legacyOnly), "each revision declares its own")
+}
