@@ -26,6 +26,7 @@ func TestClosedHandlerStopsWatchingItsRegistry(t *testing.T) {
 	a.Close() // twice is fine
 	ws := *reg.watchers.Load()
 	require.Len(t, ws, 1)
+	assert.Equal(t, uint64(2), ws[0].id, "b's watcher, the second, is the one left")
 
 	var got []Event
 	stop := reg.watch(func(ev Event) { got = append(got, ev) })
