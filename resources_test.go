@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -655,4 +656,32 @@ func TestResourceReadChecksPermissionAgain(t *testing.T) {
 	assert.Equal(t, 403, w.Code)
 	assert.NotContains(t, w.Body.String(), "the secret")
 	assert.Equal(t, mcpmw.OutcomeDenied, a.records()[0].Outcome)
+}
+
+// A template's List runs only for a caller holding the template's
+// permission: what it lists is never shown to anyone else, even when the
+// List itself does not look at the caller.
+func TestTemplateListOnlyForPermittedCallers(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	var reg mcpmw.Registry
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "secret://{id}", Name: "secret", Permission: "write",
+		Read: func(_ context.Context, _ mcpmw.Caller, uri string, _ map[string]string) ([]mcpmw.ResourceContents, error) {
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", "x")}, nil
+		},
+		List: func(context.Context, mcpmw.Caller) ([]mcpmw.Resource, error) {
+			calls.Add(1)
+			return []mcpmw.Resource{{URI: "secret://1", Name: "secret 1"}}, nil
+		}})
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	list := func(token string) string {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, listReq(mcpmw.Version20251125, token, "resources/list", ""))
+		require.Equal(t, http.StatusOK, w.Code)
+		return w.Body.String()
+	}
+	assert.NotContains(t, list("reader"), "secret://1")
+	assert.Zero(t, calls.Load(), "List is not even asked for a caller without the permission")
+	assert.Contains(t, list("writer"), "secret://1")
+	assert.Equal(t, int32(1), calls.Load())
 }
