@@ -267,7 +267,10 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 		}
 		target = &Target{Kind: "resource", Name: uri, Permission: t.Permission}
 	}
-	if at := admittedTarget(ctx); at != target && (at == nil || at.Name != uri || at.Permission != target.Permission) {
+	// The gate checked the permission of what the request named; a
+	// middleware may since have pointed it at a resource that needs
+	// another (or the method was called without the gate).
+	if at := admittedTarget(ctx); at == nil || at.Permission != target.Permission {
 		if !req.Caller.Can(target.Permission) {
 			return deniedResponse(target)
 		}

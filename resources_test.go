@@ -658,6 +658,30 @@ func TestResourceReadChecksPermissionAgain(t *testing.T) {
 	assert.Equal(t, mcpmw.OutcomeDenied, a.records()[0].Outcome)
 }
 
+// A middleware that dispatches with a context of its own (the handler's
+// record of what the gate admitted is not in it) still cannot read what
+// the caller may not: the method checks the permission itself.
+func TestResourceReadWithoutTheGatesContext(t *testing.T) {
+	t.Parallel()
+	fresh := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(_ context.Context, r *mcpmw.Request) *mcpmw.Response {
+			if r.Method == "resources/read" { // and points the read at the secret
+				r.Params = json.RawMessage(strings.Replace(string(r.Params), "test://motd", "test://secret", 1))
+			}
+			return next.Dispatch(context.Background(), r)
+		})
+	}
+	h, _, _ := resourceHandler(t, testResources(), &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{fresh}})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(mcpmw.Version20251125, "writer", "test://secret"))
+	assert.Equal(t, 200, w.Code, "a permitted read goes through")
+	assert.Contains(t, w.Body.String(), "the secret")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(mcpmw.Version20251125, "reader", "test://motd"))
+	assert.Equal(t, 403, w.Code)
+	assert.NotContains(t, w.Body.String(), "the secret")
+}
+
 // A template's List runs only for a caller holding the template's
 // permission: what it lists is never shown to anyone else, even when the
 // List itself does not look at the caller.
