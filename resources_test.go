@@ -507,6 +507,9 @@ func TestResourceAddPanics(t *testing.T) {
 		{"relative URI", func(r *mcpmw.Registry) {
 			r.AddResources(mcpmw.Resource{URI: "notes/1", Name: "n", Permission: "p", Read: read})
 		}, "must be absolute"},
+		{"scheme characters only", func(r *mcpmw.Registry) {
+			r.AddResources(mcpmw.Resource{URI: "readme", Name: "n", Permission: "p", Read: read})
+		}, "must be absolute"},
 		{"no name", func(r *mcpmw.Registry) { r.AddResources(mcpmw.Resource{URI: "n://1", Permission: "p", Read: read}) }, "no Name"},
 		{"no permission", func(r *mcpmw.Registry) { r.AddResources(mcpmw.Resource{URI: "n://1", Name: "n", Read: read}) }, "no Permission"},
 		{"no read", func(r *mcpmw.Registry) { r.AddResources(mcpmw.Resource{URI: "n://1", Name: "n", Permission: "p"}) }, "no Read"},

@@ -56,8 +56,12 @@ func TestURITemplateParseErrors(t *testing.T) {
 	t.Parallel()
 	for tmpl, want := range map[string]string{
 		"":            "empty",
-		"x://{id":     "not closed",
-		"x://id}":     "closes no expression",
+		"x://{id":     "the expression at offset 4 is not closed with '}'",
+		"x://id}":     "'}' at offset 6 closes no expression",
+		"x://{a}/{b":  "the expression at offset 8 is not closed with '}'",
+		"x://{a}/b}":  "'}' at offset 9 closes no expression",
+		`x://"{a}`:    `the character '"' at offset 4 may not appear in a URI template`,
+		"|x://{a}":    `the character '|' at offset 0 may not appear in a URI template`,
 		"x://{}":      "names no variable",
 		"x://{+}":     "names no variable",
 		"x://{a}{b}":  "separated by a literal",
