@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,6 +35,15 @@ func TestURITemplateMatch(t *testing.T) {
 		{"x://{a}x", "x://pxqx", map[string]string{"a": "pxq"}},               // the last literal ends the URI
 		{"x://{a}2F{b}", "x://%2F2Fq", map[string]string{"a": "/", "b": "q"}}, // a literal inside a pct-encoding is no boundary
 		{"x://{a}.{b}", "x://n.a.me", map[string]string{"a": "n", "b": "a.me"}},
+		{"x://{a}F{b}", "x://%2FFq", map[string]string{"a": "/", "b": "q"}},   // nor one whose '%' is two bytes back
+		{"x://{a}F{b}", "x://zFq", map[string]string{"a": "z", "b": "q"}},     // a literal right after the first byte
+		{"x://{a}F{b}", "x://Fq", nil},                                        // a value is never empty
+		{"x://{a}/data", "x:///data", nil},                                    // nor before a last literal
+		{"x://{a}/data", "x://a/data", map[string]string{"a": "a"}},           // one byte is enough
+		{"x://{a}", "x://%af%AF%9f", map[string]string{"a": "\xaf\xaf\x9f"}},  // hex digits of either case
+		{"x://{a}-{b}", "x://abc", nil},                                       // the literal never comes
+		{"x://{a}-{b}", "x://a/b-c", nil},                                     // it comes, but after what a value may hold
+		{"db://{t}/{id}", "db://u/4", map[string]string{"t": "u", "id": "4"}}, // one-byte values
 		{"x://fixed", "x://fixed", map[string]string{}},
 		{"x://fixed", "x://fixed2", nil},
 	} {
@@ -118,4 +128,17 @@ func TestURITemplateMatchLinear(t *testing.T) {
 	vars := map[string]string{}
 	assert.True(t, tmpl.match(long, vars))
 	assert.Equal(t, "a", vars["a"])
+}
+
+func TestHexDigits(t *testing.T) {
+	t.Parallel()
+	for c := range 256 {
+		b := byte(c)
+		v, err := strconv.ParseUint(string(rune(b)), 16, 8)
+		want := err == nil && b < 0x80
+		assert.Equal(t, want, isHex(b), "isHex(%q)", b)
+		if want {
+			assert.Equal(t, byte(v), unhex(b), "unhex(%q)", b)
+		}
+	}
 }
