@@ -44,6 +44,9 @@ func TestURITemplateMatch(t *testing.T) {
 		{"x://{a}-{b}", "x://abc", nil},                                       // the literal never comes
 		{"x://{a}-{b}", "x://a/b-c", nil},                                     // it comes, but after what a value may hold
 		{"db://{t}/{id}", "db://u/4", map[string]string{"t": "u", "id": "4"}}, // one-byte values
+		{"notes://{id}", "notes:///x", nil},                                   // a simple value never starts with '/'
+		{"x://{a}-{b}", "x://a%2", nil},                                       // a '%' cut short before the literal
+		{"x://{a}-{b}", "x://a%-b", nil},                                      // a '%' with no hex after it
 		{"x://fixed", "x://fixed", map[string]string{}},
 		{"x://fixed", "x://fixed2", nil},
 	} {
