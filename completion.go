@@ -234,7 +234,7 @@ func (r *Registry) hasCompleters() bool {
 			return true
 		}
 	}
-	for _, e := range r.resources().templates {
+	for _, e := range r.resources().tmpl.list {
 		if len(e.Complete) > 0 {
 			return true
 		}

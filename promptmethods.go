@@ -62,7 +62,7 @@ func (p *promptMethods) find(req *Request) (*promptEntry, *Response) {
 		resp.Target = capEcho(name)
 		return nil, resp
 	}
-	e := p.reg.promptTable().byName[name]
+	e := p.reg.promptTable().byKey[name]
 	if e == nil {
 		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
 		resp.Target = capEcho(name)

@@ -79,11 +79,8 @@ func AssistantMessage(c Content) PromptMessage { return PromptMessage{Role: "ass
 // promptTable is an immutable snapshot of a Registry's prompts, with the
 // cache of its encoded prompts/list pages. It mirrors toolTable.
 type promptTable struct {
-	list    []*promptEntry
-	byName  map[string]*promptEntry
-	perms   []Permission       // distinct permissions, in order of first use
-	permIdx map[Permission]int // index into perms
-	pages   pageCache
+	catalogue[*promptEntry]
+	pages pageCache
 }
 
 // promptEntry is a registered prompt with its definition encoded for each
@@ -113,39 +110,12 @@ func (r *Registry) promptTable() *promptTable {
 func (r *Registry) AddPrompts(ps ...Prompt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old := r.promptTable()
-	// Published entries are shared with running requests: carried over,
-	// never written to (the permission list only grows).
-	next := &promptTable{
-		list:    append(make([]*promptEntry, 0, len(old.list)+len(ps)), old.list...),
-		byName:  make(map[string]*promptEntry, len(old.list)+len(ps)),
-		perms:   append([]Permission(nil), old.perms...),
-		permIdx: make(map[Permission]int, len(old.perms)+1),
+	add := make([]*promptEntry, len(ps))
+	for i, p := range ps {
+		add[i] = preparePrompt(p)
 	}
-	for k, v := range old.byName {
-		next.byName[k] = v
-	}
-	for k, v := range old.permIdx {
-		next.permIdx[k] = v
-	}
-	perms := make([]Permission, 0, len(ps))
-	for _, p := range ps {
-		e := preparePrompt(p)
-		if _, dup := next.byName[p.Name]; dup {
-			panic(fmt.Sprintf("mcpmw: prompt %q is registered twice", p.Name))
-		}
-		i, ok := next.permIdx[e.Permission]
-		if !ok {
-			i = len(next.perms)
-			next.perms = append(next.perms, e.Permission)
-			next.permIdx[e.Permission] = i
-		}
-		e.permIndex = i
-		next.list = append(next.list, e)
-		next.byName[e.Name] = e
-		perms = append(perms, e.Permission)
-	}
-	r.prompts.Store(next)
+	next, perms := r.promptTable().with("prompt", add)
+	r.prompts.Store(&promptTable{catalogue: *next})
 	r.changed(PromptsListChanged, perms)
 }
 
@@ -156,39 +126,19 @@ func (r *Registry) AddPrompts(ps ...Prompt) {
 func (r *Registry) RemovePrompts(names ...string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old := r.promptTable()
-	gone := make(map[string]bool, len(names))
-	var perms []Permission
-	for _, n := range names {
-		if e := old.byName[n]; e != nil && !gone[n] {
-			gone[n] = true
-			perms = append(perms, e.Permission)
-		}
-	}
-	if len(gone) == 0 {
+	next, perms := r.promptTable().without(names)
+	if len(perms) == 0 {
 		return 0
 	}
-	next := &promptTable{
-		list:    make([]*promptEntry, 0, len(old.list)-len(gone)),
-		byName:  make(map[string]*promptEntry, len(old.list)-len(gone)),
-		perms:   old.perms, // only grows: the kept entries' indices stay valid
-		permIdx: old.permIdx,
-	}
-	for _, e := range old.list {
-		if !gone[e.Name] {
-			next.list = append(next.list, e)
-			next.byName[e.Name] = e
-		}
-	}
-	r.prompts.Store(next)
+	r.prompts.Store(&promptTable{catalogue: *next})
 	r.changed(PromptsListChanged, perms)
-	return len(gone)
+	return len(perms)
 }
 
 // promptByName returns the prompt registered under name: its target, for
 // the permission gate, and its completers (completion/complete).
 func (r *Registry) promptByName(name string) (*Target, map[string]Completer, bool) {
-	e := r.promptTable().byName[name]
+	e := r.promptTable().byKey[name]
 	if e == nil {
 		return nil, nil, false
 	}

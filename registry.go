@@ -146,11 +146,8 @@ func (r *Registry) changed(method string, perms []Permission) {
 // toolTable is an immutable snapshot of a Registry, with the cache of its
 // encoded tools/list pages.
 type toolTable struct {
-	list    []*entry
-	byName  map[string]*entry
-	perms   []Permission       // distinct permissions, in order of first use
-	permIdx map[Permission]int // index into perms
-	pages   pageCache
+	catalogue[*entry]
+	pages pageCache
 }
 
 // entry is a registered tool with its definition encoded for each revision
@@ -169,40 +166,12 @@ type entry struct {
 func (r *Registry) Add(tools ...Tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old := r.table()
-	// Entries already published are shared with running requests: they are
-	// carried over as they are (their permission indices stay valid, since
-	// the permission list only grows), never written to.
-	next := &toolTable{
-		list:    append(make([]*entry, 0, len(old.list)+len(tools)), old.list...),
-		byName:  make(map[string]*entry, len(old.list)+len(tools)),
-		perms:   append([]Permission(nil), old.perms...),
-		permIdx: make(map[Permission]int, len(old.perms)+1),
+	add := make([]*entry, len(tools))
+	for i, t := range tools {
+		add[i] = prepare(t)
 	}
-	for k, v := range old.byName {
-		next.byName[k] = v
-	}
-	for k, v := range old.permIdx {
-		next.permIdx[k] = v
-	}
-	perms := make([]Permission, 0, len(tools))
-	for _, t := range tools {
-		e := prepare(t)
-		if _, dup := next.byName[t.Name]; dup {
-			panic(fmt.Sprintf("mcpmw: tool %q is registered twice", t.Name))
-		}
-		i, ok := next.permIdx[e.Permission]
-		if !ok {
-			i = len(next.perms)
-			next.perms = append(next.perms, e.Permission)
-			next.permIdx[e.Permission] = i
-		}
-		e.permIndex = i
-		next.list = append(next.list, e)
-		next.byName[e.Name] = e
-		perms = append(perms, e.Permission)
-	}
-	r.tabs.Store(next)
+	next, perms := r.table().with("tool", add)
+	r.tabs.Store(&toolTable{catalogue: *next})
 	r.changed(ToolsListChanged, perms)
 }
 
@@ -213,38 +182,18 @@ func (r *Registry) Add(tools ...Tool) {
 func (r *Registry) Remove(names ...string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old := r.table()
-	gone := make(map[string]bool, len(names))
-	var perms []Permission
-	for _, n := range names {
-		if e := old.byName[n]; e != nil && !gone[n] {
-			gone[n] = true
-			perms = append(perms, e.Permission)
-		}
-	}
-	if len(gone) == 0 {
+	next, perms := r.table().without(names)
+	if len(perms) == 0 {
 		return 0
 	}
-	next := &toolTable{
-		list:    make([]*entry, 0, len(old.list)-len(gone)),
-		byName:  make(map[string]*entry, len(old.list)-len(gone)),
-		perms:   old.perms, // only grows: the kept entries' indices stay valid
-		permIdx: old.permIdx,
-	}
-	for _, e := range old.list {
-		if !gone[e.Name] {
-			next.list = append(next.list, e)
-			next.byName[e.Name] = e
-		}
-	}
-	r.tabs.Store(next)
+	r.tabs.Store(&toolTable{catalogue: *next})
 	r.changed(ToolsListChanged, perms)
-	return len(gone)
+	return len(perms)
 }
 
 // Lookup returns the tool registered under name.
 func (r *Registry) Lookup(name string) (Tool, bool) {
-	if e := r.table().byName[name]; e != nil {
+	if e := r.table().byKey[name]; e != nil {
 		return e.Tool, true
 	}
 	return Tool{}, false

@@ -117,14 +117,14 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	tab, rev, c := m.reg.resources(), req.revision(), req.Caller
-	can := make([]int8, len(tab.perms)) // Caller.Can once per distinct permission: 0 unknown, 1 yes, -1 no
+	can := make([]int8, len(tab.res.perms)) // Caller.Can once per distinct permission: 0 unknown, 1 yes, -1 no
 	size := 0
-	for _, e := range tab.list {
+	for _, e := range tab.res.list {
 		size += len(e.enc[rev]) + 1
 	}
 	p := listPage{size: m.pageSize, off: off}
 	m.start(&p, rev, "resources", min(size, 64<<10))
-	for _, e := range tab.list {
+	for _, e := range tab.res.list {
 		if can[e.permIndex] == 0 {
 			can[e.permIndex] = -1
 			if c.Can(e.Permission) {
@@ -138,7 +138,7 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 			break
 		}
 	}
-	for _, t := range tab.templates {
+	for _, t := range tab.tmpl.list {
 		if p.full() {
 			break
 		}
@@ -186,12 +186,12 @@ func (m *resourceMethods) templatesList(_ context.Context, req *Request) *Respon
 	}
 	tab, rev := m.reg.resources(), req.revision()
 	size := 0
-	for _, t := range tab.templates {
+	for _, t := range tab.tmpl.list {
 		size += len(t.enc[rev]) + 1
 	}
 	p := listPage{size: m.pageSize, off: off}
 	m.start(&p, rev, "resourceTemplates", size)
-	for _, t := range tab.templates {
+	for _, t := range tab.tmpl.list {
 		if req.Caller.Can(t.Permission) && p.take() {
 			p.body = append(p.body, t.enc[rev]...)
 		}
@@ -219,7 +219,7 @@ func (m *resourceMethods) target(req *Request) (*Target, *Response) {
 		return nil, resp
 	}
 	tab := m.reg.resources()
-	if e := tab.byURI[uri]; e != nil {
+	if e := tab.res.byKey[uri]; e != nil {
 		return &e.target, nil
 	}
 	if t := tab.matchTemplate(uri, nil); t != nil {
@@ -254,7 +254,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	tab := m.reg.resources()
-	e := tab.byURI[uri]
+	e := tab.res.byKey[uri]
 	var t *templateEntry
 	var vars map[string]string
 	var target *Target

@@ -106,12 +106,8 @@ const CodeResourceNotFound = -32002
 // resourceTable is an immutable snapshot of a Registry's resources and
 // templates.
 type resourceTable struct {
-	list       []*resourceEntry
-	byURI      map[string]*resourceEntry
-	templates  []*templateEntry
-	byTemplate map[string]*templateEntry
-	perms      []Permission       // distinct permissions of list, in order of first use
-	permIdx    map[Permission]int // index into perms
+	res  catalogue[*resourceEntry] // the direct resources, by URI
+	tmpl catalogue[*templateEntry] // the templates, by URI template
 }
 
 // resourceEntry is a resource with its definition encoded per revision and
@@ -128,9 +124,10 @@ type resourceEntry struct {
 // against.
 type templateEntry struct {
 	ResourceTemplate
-	tmpl   *uriTemplate
-	enc    [revisionCount][]byte
-	target Target
+	tmpl      *uriTemplate
+	enc       [revisionCount][]byte
+	permIndex int // index of Permission in its catalogue's perms
+	target    Target
 }
 
 var emptyResourceTable = &resourceTable{}
@@ -146,30 +143,7 @@ func (r *Registry) resources() *resourceTable {
 // template: the resources capability is served exactly then.
 func (r *Registry) hasResources() bool {
 	t := r.resources()
-	return len(t.list)+len(t.templates) > 0
-}
-
-// clone returns a copy of t to change: the entries, already shared with
-// running requests, are carried over as they are.
-func (t *resourceTable) clone(extraList, extraTemplates int) *resourceTable {
-	next := &resourceTable{
-		list:       append(make([]*resourceEntry, 0, len(t.list)+extraList), t.list...),
-		byURI:      make(map[string]*resourceEntry, len(t.list)+extraList),
-		templates:  append(make([]*templateEntry, 0, len(t.templates)+extraTemplates), t.templates...),
-		byTemplate: make(map[string]*templateEntry, len(t.templates)+extraTemplates),
-		perms:      append([]Permission(nil), t.perms...),
-		permIdx:    make(map[Permission]int, len(t.perms)+1),
-	}
-	for k, v := range t.byURI {
-		next.byURI[k] = v
-	}
-	for k, v := range t.byTemplate {
-		next.byTemplate[k] = v
-	}
-	for k, v := range t.permIdx {
-		next.permIdx[k] = v
-	}
-	return next
+	return len(t.res.list)+len(t.tmpl.list) > 0
 }
 
 // AddResources registers resources. It panics, with a message naming the
@@ -180,25 +154,13 @@ func (t *resourceTable) clone(extraList, extraTemplates int) *resourceTable {
 func (r *Registry) AddResources(rs ...Resource) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	next := r.resources().clone(len(rs), 0)
-	perms := make([]Permission, 0, len(rs))
-	for _, res := range rs {
-		e := prepareResource(res)
-		if _, dup := next.byURI[e.URI]; dup {
-			panic(fmt.Sprintf("mcpmw: resource %q is registered twice", e.URI))
-		}
-		i, ok := next.permIdx[e.Permission]
-		if !ok {
-			i = len(next.perms)
-			next.perms = append(next.perms, e.Permission)
-			next.permIdx[e.Permission] = i
-		}
-		e.permIndex = i
-		next.list = append(next.list, e)
-		next.byURI[e.URI] = e
-		perms = append(perms, e.Permission)
+	add := make([]*resourceEntry, len(rs))
+	for i, res := range rs {
+		add[i] = prepareResource(res)
 	}
-	r.res.Store(next)
+	old := r.resources()
+	next, perms := old.res.with("resource", add)
+	r.res.Store(&resourceTable{res: *next, tmpl: old.tmpl})
 	r.changed(ResourcesListChanged, perms)
 }
 
@@ -209,18 +171,13 @@ func (r *Registry) AddResources(rs ...Resource) {
 func (r *Registry) AddResourceTemplates(ts ...ResourceTemplate) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	next := r.resources().clone(0, len(ts))
-	perms := make([]Permission, 0, len(ts))
-	for _, t := range ts {
-		e := prepareTemplate(t)
-		if _, dup := next.byTemplate[e.URITemplate]; dup {
-			panic(fmt.Sprintf("mcpmw: resource template %q is registered twice", e.URITemplate))
-		}
-		next.templates = append(next.templates, e)
-		next.byTemplate[e.URITemplate] = e
-		perms = append(perms, e.Permission)
+	add := make([]*templateEntry, len(ts))
+	for i, t := range ts {
+		add[i] = prepareTemplate(t)
 	}
-	r.res.Store(next)
+	old := r.resources()
+	next, perms := old.tmpl.with("resource template", add)
+	r.res.Store(&resourceTable{res: old.res, tmpl: *next})
 	r.changed(ResourcesListChanged, perms)
 }
 
@@ -231,29 +188,13 @@ func (r *Registry) RemoveResources(uris ...string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.resources()
-	gone := make(map[string]bool, len(uris))
-	var perms []Permission
-	for _, u := range uris {
-		if e := old.byURI[u]; e != nil && !gone[u] {
-			gone[u] = true
-			perms = append(perms, e.Permission)
-		}
-	}
-	if len(gone) == 0 {
+	next, perms := old.res.without(uris)
+	if len(perms) == 0 {
 		return 0
 	}
-	next := old.clone(0, 0)
-	next.list = next.list[:0]
-	for _, e := range old.list {
-		if gone[e.URI] {
-			delete(next.byURI, e.URI)
-			continue
-		}
-		next.list = append(next.list, e)
-	}
-	r.res.Store(next)
+	r.res.Store(&resourceTable{res: *next, tmpl: old.tmpl})
 	r.changed(ResourcesListChanged, perms)
-	return len(gone)
+	return len(perms)
 }
 
 // RemoveResourceTemplates unregisters the templates given by their
@@ -262,36 +203,20 @@ func (r *Registry) RemoveResourceTemplates(uriTemplates ...string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.resources()
-	gone := make(map[string]bool, len(uriTemplates))
-	var perms []Permission
-	for _, u := range uriTemplates {
-		if e := old.byTemplate[u]; e != nil && !gone[u] {
-			gone[u] = true
-			perms = append(perms, e.Permission)
-		}
-	}
-	if len(gone) == 0 {
+	next, perms := old.tmpl.without(uriTemplates)
+	if len(perms) == 0 {
 		return 0
 	}
-	next := old.clone(0, 0)
-	next.templates = next.templates[:0]
-	for _, e := range old.templates {
-		if gone[e.URITemplate] {
-			delete(next.byTemplate, e.URITemplate)
-			continue
-		}
-		next.templates = append(next.templates, e)
-	}
-	r.res.Store(next)
+	r.res.Store(&resourceTable{res: old.res, tmpl: *next})
 	r.changed(ResourcesListChanged, perms)
-	return len(gone)
+	return len(perms)
 }
 
 // templateByURI returns the template registered under exactly
 // uriTemplate: the target a caller's permission is checked against, and
 // its completers.
 func (r *Registry) templateByURI(uriTemplate string) (*Target, map[string]Completer, bool) {
-	e := r.resources().byTemplate[uriTemplate]
+	e := r.resources().tmpl.byKey[uriTemplate]
 	if e == nil {
 		return nil, nil, false
 	}
@@ -301,7 +226,7 @@ func (r *Registry) templateByURI(uriTemplate string) (*Target, map[string]Comple
 // matchTemplate returns the first template uri matches, filling vars
 // when it is not nil.
 func (t *resourceTable) matchTemplate(uri string, vars map[string]string) *templateEntry {
-	for _, e := range t.templates {
+	for _, e := range t.tmpl.list {
 		if e.tmpl.match(uri, vars) {
 			return e
 		}

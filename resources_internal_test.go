@@ -33,7 +33,7 @@ func TestResourceChangesNotifyWatchers(t *testing.T) {
 		Resource{URI: "a://3", Name: "3", Permission: "admin", Read: read})
 	assert.Equal(t, []Event{{Method: ResourcesListChanged, Permission: "read"}, {Method: ResourcesListChanged, Permission: "admin"}}, events(),
 		"one event per distinct permission, after the table is stored")
-	assert.Len(t, reg.resources().list, 3)
+	assert.Len(t, reg.resources().res.list, 3)
 
 	reg.AddResourceTemplates(ResourceTemplate{URITemplate: "t://{id}", Name: "t", Permission: "tmpl", Read: tread})
 	assert.Equal(t, []Event{{Method: ResourcesListChanged, Permission: "tmpl"}}, events())
@@ -78,10 +78,10 @@ func TestResourceTableSnapshots(t *testing.T) {
 	old := reg.resources()
 	reg.RemoveResources("a://1")
 	reg.AddResources(Resource{URI: "a://3", Name: "3", Permission: "read", Read: read})
-	assert.Len(t, old.list, 2)
-	assert.Equal(t, "a://1", old.list[0].URI)
-	assert.Contains(t, old.byURI, "a://1")
-	assert.NotContains(t, old.byURI, "a://3")
+	assert.Len(t, old.res.list, 2)
+	assert.Equal(t, "a://1", old.res.list[0].URI)
+	assert.Contains(t, old.res.byKey, "a://1")
+	assert.NotContains(t, old.res.byKey, "a://3")
 	now := reg.resources()
-	assert.Equal(t, []string{"a://2", "a://3"}, []string{now.list[0].URI, now.list[1].URI})
+	assert.Equal(t, []string{"a://2", "a://3"}, []string{now.res.list[0].URI, now.res.list[1].URI})
 }

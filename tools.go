@@ -60,7 +60,7 @@ func (t *toolMethods) find(req *Request) (*entry, *Response) {
 		resp.Target = capEcho(name)
 		return nil, resp
 	}
-	e := t.reg.table().byName[name]
+	e := t.reg.table().byKey[name]
 	if e == nil {
 		resp := ErrorResponse(CodeInvalidParams, "Unknown tool: "+capEcho(name))
 		resp.Target = capEcho(name)
