@@ -514,61 +514,46 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad JSON", http.StatusBadRequest)
 		return
 	}
-	hdr := w.Header()
-	hdr["Content-Type"] = []string{"application/json"}
+	id := req.ID
 	switch {
 	case req.Method == "tools/list":
-		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.list))}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(f.head)
-		_, _ = w.Write(req.ID)
-		_, _ = w.Write(f.list)
+		writeAnswer(w, f.head, id, f.list)
 	case req.Method == "tools/call" && req.Params.Name == "echo":
-		text, err := json.Marshal(req.Params.Arguments.Message)
-		if err != nil {
-			http.Error(w, "cannot encode", http.StatusInternalServerError)
-			return
-		}
-		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.callBefore) + len(text) + len(f.callAfter))}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(f.head)
-		_, _ = w.Write(req.ID)
-		_, _ = w.Write(f.callBefore)
-		_, _ = w.Write(text)
-		_, _ = w.Write(f.callAfter)
+		writeSpliced(w, f.head, id, f.callBefore, req.Params.Arguments.Message, f.callAfter)
 	case req.Method == "tools/call" && req.Params.Name == "confirm" && f.ask != nil:
-		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.ask))}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(f.head)
-		_, _ = w.Write(req.ID)
-		_, _ = w.Write(f.ask)
+		writeAnswer(w, f.head, id, f.ask)
 	case req.Method == "resources/read" && req.Params.URI == resourceURI && f.readBefore != nil:
-		text, err := json.Marshal(resourceText)
-		if err != nil {
-			http.Error(w, "cannot encode", http.StatusInternalServerError)
-			return
-		}
-		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.readBefore) + len(text) + len(f.readAfter))}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(f.head)
-		_, _ = w.Write(req.ID)
-		_, _ = w.Write(f.readBefore)
-		_, _ = w.Write(text)
-		_, _ = w.Write(f.readAfter)
+		writeSpliced(w, f.head, id, f.readBefore, resourceText, f.readAfter)
 	case req.Method == "prompts/get" && req.Params.Name == promptName && f.getBefore != nil:
-		text, err := json.Marshal(promptText(req.Params.Arguments.Topic))
-		if err != nil {
-			http.Error(w, "cannot encode", http.StatusInternalServerError)
-			return
-		}
-		hdr["Content-Length"] = []string{strconv.Itoa(len(f.head) + len(req.ID) + len(f.getBefore) + len(text) + len(f.getAfter))}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(f.head)
-		_, _ = w.Write(req.ID)
-		_, _ = w.Write(f.getBefore)
-		_, _ = w.Write(text)
-		_, _ = w.Write(f.getAfter)
+		writeSpliced(w, f.head, id, f.getBefore, promptText(req.Params.Arguments.Topic), f.getAfter)
 	default:
 		http.Error(w, "unknown method", http.StatusNotFound)
+	}
+}
+
+// writeSpliced writes a floor answer whose one dynamic part, text, is
+// encoded with encoding/json on every call, as a bare handler encodes what
+// its tool or store returns, between the canned bytes around it.
+func writeSpliced(w http.ResponseWriter, head, id, before []byte, text string, after []byte) {
+	enc, err := json.Marshal(text)
+	if err != nil {
+		http.Error(w, "cannot encode", http.StatusInternalServerError)
+		return
+	}
+	writeAnswer(w, head, id, before, enc, after)
+}
+
+// writeAnswer writes the JSON answer made of parts, with its length.
+func writeAnswer(w http.ResponseWriter, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	hdr := w.Header()
+	hdr["Content-Type"] = []string{"application/json"}
+	hdr["Content-Length"] = []string{strconv.Itoa(n)}
+	w.WriteHeader(http.StatusOK)
+	for _, p := range parts {
+		_, _ = w.Write(p)
 	}
 }
