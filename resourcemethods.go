@@ -286,10 +286,8 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	} else {
 		contents, err = t.Read(ctx, req.Caller, uri, vars)
 	}
-	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
-		resp := ErrorResponse(CodeInternalError, "Request cancelled")
-		resp.Target, resp.Summary = capEcho(uri), "client went away: "+context.Cause(ctx).Error()
-		return resp
+	if ctx.Err() != nil {
+		return clientGone(ctx, capEcho(uri))
 	}
 	if resp, asked := m.asking.inputRequired(req, uri, rnd, err); asked {
 		resp.Target = capEcho(uri)

@@ -91,10 +91,8 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	res, err := t.run(ctx, req, e)
-	if ctx.Err() != nil { // the client left: nobody reads the answer, but the record says why
-		resp := ErrorResponse(CodeInternalError, "Request cancelled")
-		resp.Target, resp.Summary = e.Name, "client went away: "+context.Cause(ctx).Error()
-		return resp
+	if ctx.Err() != nil {
+		return clientGone(ctx, e.Name)
 	}
 	if resp, asked := t.asking.inputRequired(req, e.Name, rnd, err); asked {
 		return resp
