@@ -737,3 +737,28 @@ func TestListenAsNotification(t *testing.T) {
 	require.Len(t, a.records(), 1)
 	assert.Equal(t, mcpmw.OutcomeAccepted, a.records()[0].Outcome)
 }
+
+// A middleware that dispatches a listen with a context of its own loses
+// the stream the handler opened for it: the listen is answered -32603
+// (logged for the operator) and recorded once, rather than hanging.
+func TestListenDispatchedWithoutItsStream(t *testing.T) {
+	t.Parallel()
+	fresh := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(_ context.Context, r *mcpmw.Request) *mcpmw.Response {
+			return next.Dispatch(context.Background(), r)
+		})
+	}
+	logs := &syncBuffer{}
+	rec := &spy{}
+	var reg mcpmw.Registry
+	reg.Add(testTools()...)
+	h := mcpmw.New(&reg, listenAuthn, rec, &mcpmw.Options{Logger: newTextLogger(logs), Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{fresh}})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`))
+	assert.Equal(t, http.StatusInternalServerError, w.Code, w.Body.String())
+	assert.Contains(t, w.Body.String(), `"code":-32603`)
+	recs := rec.records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, mcpmw.CodeInternalError, recs[0].ErrorCode)
+	assert.Contains(t, logs.String(), "dispatched without its stream")
+}
