@@ -303,13 +303,16 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	case t.Read == nil:
 		fail("it has no Read func")
 	}
-	for name := range t.Complete {
+	for name, c := range t.Complete {
 		found := false
 		for _, n := range tmpl.names {
 			found = found || n == name
 		}
-		if !found {
+		switch {
+		case !found:
 			fail("Complete names the variable %q, which the template does not have (it has %v)", name, tmpl.names)
+		case c == nil:
+			fail("the Completer of %q is nil", name)
 		}
 	}
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,

@@ -534,6 +534,9 @@ func TestResourceAddPanics(t *testing.T) {
 		{"template completes an unknown variable", func(r *mcpmw.Registry) {
 			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread, Complete: map[string]mcpmw.Completer{"b": nil}})
 		}, `"b"`},
+		{"template with a nil completer", func(r *mcpmw.Registry) {
+			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread, Complete: map[string]mcpmw.Completer{"a": nil}})
+		}, `the Completer of "a" is nil`},
 		{"template twice", func(r *mcpmw.Registry) {
 			tm := mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread}
 			r.AddResourceTemplates(tm, tm)
