@@ -298,7 +298,8 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	}
 	if len(contents) == 0 {
 		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = capEcho(uri), fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", uri)
+		resp.Target, resp.Summary = capEcho(uri), "read failed: Read returned no contents and no error"
+		resp.Cause = fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", capEcho(uri))
 		return resp
 	}
 	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
