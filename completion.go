@@ -142,7 +142,7 @@ func (m *completionMethods) complete(ctx context.Context, req *Request) *Respons
 	}
 	body := appendCompletion(nil, &c, req.revision(), m.ad.serverMeta)
 	return &Response{Result: body, Target: t.Name, encoded: true,
-		Summary: "completed " + capEcho(creq.Argument) + ": " + strconv.Itoa(min(len(c.Values), maxCompletionValues)) + " value(s)"}
+		Summary: "completed " + capEcho(creq.Argument) + ": " + counted(min(len(c.Values), maxCompletionValues), "value")}
 }
 
 // completionRequest reads params.argument and params.context.arguments.

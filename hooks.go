@@ -35,7 +35,8 @@ type Permission string
 // cancel its calls from another request.
 type Caller interface {
 	// Can reports whether the caller holds permission p: may see and use the
-	// tools (and later resources and prompts) that need it.
+	// tools, prompts, resources and resource templates that need it (and
+	// complete their arguments), and hear of changes guarded by it.
 	Can(p Permission) bool
 }
 

@@ -66,10 +66,14 @@ const (
 	No
 )
 
-// A Registry is the set of tools one endpoint serves. The zero value is an
-// empty registry ready to use. Register tools with Add, normally at startup;
-// adding later is safe, and requests see the new tools as soon as Add
-// returns. Two endpoints with different tools use two Registries.
+// A Registry is what one endpoint serves: its tools (Add), prompts
+// (AddPrompts), resources (AddResources) and resource templates
+// (AddResourceTemplates). The zero value is an empty registry ready to
+// use. Register entries normally at startup; adding later is safe, and
+// requests see new entries as soon as the Add call returns (a kind of
+// entry the registry did not hold when New ran is not served: see
+// AddPrompts). Two endpoints that serve different things use two
+// Registries.
 type Registry struct {
 	mu   sync.Mutex // serialises Add, Remove and watch
 	tabs atomic.Pointer[toolTable]
@@ -191,7 +195,8 @@ func (r *Registry) Remove(names ...string) int {
 	return len(perms)
 }
 
-// Lookup returns the tool registered under name.
+// Lookup returns the tool registered under name (tools only; a prompt or a
+// resource of that name is not found here).
 func (r *Registry) Lookup(name string) (Tool, bool) {
 	if e := r.table().byKey[name]; e != nil {
 		return e.Tool, true
@@ -199,7 +204,8 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
-// Len returns the number of registered tools.
+// Len returns the number of registered tools. Prompts, resources and
+// resource templates are not counted.
 func (r *Registry) Len() int { return len(r.table().list) }
 
 var emptyTable = &toolTable{}

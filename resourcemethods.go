@@ -104,7 +104,7 @@ func (m *resourceMethods) finish(p *listPage, rev revision, prefix, what string)
 		p.body = append(p.body, m.ad.serverMeta...)
 	}
 	p.body = append(p.body, '}')
-	return &Response{Result: p.body, Summary: "listed " + strconv.Itoa(p.n) + " " + what, encoded: true}
+	return &Response{Result: p.body, Summary: "listed " + counted(p.n, what), encoded: true}
 }
 
 // list answers resources/list: the direct resources the caller may see,
@@ -174,7 +174,7 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 			}
 		}
 	}
-	return m.finish(&p, rev, resourcesCursor, "resources")
+	return m.finish(&p, rev, resourcesCursor, "resource")
 }
 
 // templatesList answers resources/templates/list: the templates the
@@ -199,7 +199,7 @@ func (m *resourceMethods) templatesList(_ context.Context, req *Request) *Respon
 			break
 		}
 	}
-	return m.finish(&p, rev, templatesCursor, "resource templates")
+	return m.finish(&p, rev, templatesCursor, "resource template")
 }
 
 // readURI reads the uri of a resources/read.
@@ -303,7 +303,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
-		Summary: "read " + strconv.Itoa(len(contents)) + " content(s)", encoded: true}
+		Summary: "read " + counted(len(contents), "content"), encoded: true}
 }
 
 // readError turns an error a Read returned into its Response.

@@ -3,6 +3,7 @@ package mcpmw
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // A Response is what a Dispatcher returns: a JSON-RPC result or error, and
@@ -48,6 +49,16 @@ func ResultResponse(v any) *Response {
 		return resp
 	}
 	return &Response{Result: raw}
+}
+
+// counted returns "1 tool" or "n tools": summaries say how many of
+// something, and agree in number.
+func counted(n int, noun string) string {
+	s := strconv.Itoa(n) + " " + noun
+	if n != 1 {
+		s += "s"
+	}
+	return s
 }
 
 // ErrorResponse returns a Response carrying a JSON-RPC error.
