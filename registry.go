@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/schemawalk"
 )
 
 // A Tool is an operation a caller's model may invoke. It is a plain value:
@@ -249,6 +251,7 @@ func prepare(t Tool) *entry {
 		in = noArgsSchema
 	}
 	in = compactSchema(t.Name, "InputSchema", in)
+	checkSchemaTypes(t.Name, "InputSchema", in)
 	var ms []member
 	ms, _ = objectMembers(in, ms)
 	if typ, _ := unquote(lookup(ms, "type")); typ != "object" {
@@ -258,6 +261,7 @@ func prepare(t Tool) *entry {
 	var outObject bool
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
 		t.OutputSchema = compactSchema(t.Name, "OutputSchema", t.OutputSchema)
+		checkSchemaTypes(t.Name, "OutputSchema", t.OutputSchema)
 		ms, _ = objectMembers(t.OutputSchema, ms[:0])
 		typ, _ := unquote(lookup(ms, "type"))
 		outObject = typ == "object"
@@ -284,6 +288,25 @@ func compactSchema(tool, field string, raw json.RawMessage) json.RawMessage {
 		panic(fmt.Sprintf("mcpmw: tool %q: %s must be a JSON object", tool, field))
 	}
 	return buf.Bytes()
+}
+
+// checkSchemaTypes panics, naming the tool, the field and the JSON pointer,
+// on a "type" anywhere in the schema raw (under properties, items, $defs,
+// allOf, if/then/else...) that names no JSON Schema type, or is an empty
+// list: a misspelt "integr" is sent to every client, and a validator
+// refuses every call, blaming the caller. (The typed package checks the
+// whole schema against the JSON Schema meta-schema.)
+func checkSchemaTypes(tool, field string, raw json.RawMessage) {
+	var doc any
+	_ = json.Unmarshal(raw, &doc) // compactSchema has checked it
+	schemawalk.Walk(doc, "", func(ptr string, s map[string]any) bool {
+		if typ, ok := s["type"]; ok {
+			if p := schemawalk.TypeProblem(typ); p != "" {
+				panic(fmt.Sprintf("mcpmw: tool %q: %s: %s/type: %s", tool, field, ptr, p))
+			}
+		}
+		return true
+	})
 }
 
 func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
