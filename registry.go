@@ -22,7 +22,8 @@ type Tool struct {
 	Title, Description string
 	// Permission is what a caller must be able to do (Caller.Can) to see
 	// the tool in tools/list and to call it. It is required: a tool every
-	// caller may use still names a permission every caller has.
+	// caller may use still names a permission every caller has. See
+	// Permission for what a caller without it learns.
 	Permission Permission
 	// InputSchema is the JSON Schema (2020-12) of the arguments, as raw
 	// JSON whose root is {"type":"object",...}. It is sent exactly as given
