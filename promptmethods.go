@@ -108,7 +108,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	return &Response{Result: body, Target: e.Name, encoded: true,
-		Summary: "got prompt " + e.Name + ": " + counted(len(res.Messages), "message")}
+		Summary: "got prompt " + e.Name + ": " + strconv.Itoa(len(res.Messages)) + " message" + plural(len(res.Messages))}
 }
 
 // promptArgs reads the arguments of a prompts/get for e: an object whose

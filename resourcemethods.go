@@ -104,7 +104,7 @@ func (m *resourceMethods) finish(p *listPage, rev revision, prefix, what string)
 		p.body = append(p.body, m.ad.serverMeta...)
 	}
 	p.body = append(p.body, '}')
-	return &Response{Result: p.body, Summary: "listed " + counted(p.n, what), encoded: true}
+	return &Response{Result: p.body, Summary: "listed " + strconv.Itoa(p.n) + " " + what + plural(p.n), encoded: true}
 }
 
 // list answers resources/list: the direct resources the caller may see,
@@ -303,7 +303,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
-		Summary: "read " + counted(len(contents), "content"), encoded: true}
+		Summary: "read " + strconv.Itoa(len(contents)) + " content" + plural(len(contents)), encoded: true}
 }
 
 // readError turns an error a Read returned into its Response.

@@ -3,7 +3,6 @@ package mcpmw
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 )
 
 // A Response is what a Dispatcher returns: a JSON-RPC result or error, and
@@ -51,14 +50,14 @@ func ResultResponse(v any) *Response {
 	return &Response{Result: raw}
 }
 
-// counted returns "1 tool" or "n tools": summaries say how many of
-// something, and agree in number.
-func counted(n int, noun string) string {
-	s := strconv.Itoa(n) + " " + noun
-	if n != 1 {
-		s += "s"
+// plural is the ending of a noun counted n times: "" for one, "s"
+// otherwise, so that summaries agree in number ("1 tool", "2 tools")
+// within the one concatenation that builds them.
+func plural(n int) string {
+	if n == 1 {
+		return ""
 	}
-	return s
+	return "s"
 }
 
 // ErrorResponse returns a Response carrying a JSON-RPC error.
