@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -118,7 +117,13 @@ func TestQuickStartAsANewUserRunsIt(t *testing.T) {
 	srv.Dir = dir
 	srv.Env = append(os.Environ(), "ADDR="+addr)
 	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	logs := &lockedBuffer{}
+	// A file, not a buffer: the program writes it directly while the test
+	// reads it.
+	logs, err := os.Create(filepath.Join(home, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
 	srv.Stdout, srv.Stderr = logs, logs
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -146,7 +151,7 @@ func TestQuickStartAsANewUserRunsIt(t *testing.T) {
 			Error  json.RawMessage `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(a), &msg); err != nil || msg.Result == nil || msg.Error != nil || msg.ID != i+1 {
-			t.Errorf("curl line %d: %s (%v)\nserver log:\n%s", i+1, a, err, logs.String())
+			t.Errorf("curl line %d: %s (%v)\nserver log:\n%s", i+1, a, err, logged(logs))
 		}
 	}
 	if !strings.Contains(answers[2], `"structuredContent":{"message":"hi"}`) {
@@ -154,23 +159,10 @@ func TestQuickStartAsANewUserRunsIt(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects the server's output, written by exec's copying
-// goroutine while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// logged returns what the program has written to its log file.
+func logged(f *os.File) string {
+	b, _ := os.ReadFile(f.Name())
+	return string(b)
 }
 
 func freeAddr(t *testing.T) string {
@@ -183,7 +175,7 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func waitListening(t *testing.T, addr string, logs *lockedBuffer) {
+func waitListening(t *testing.T, addr string, logs *os.File) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute) // go run compiles first
 	for time.Now().Before(deadline) {
@@ -193,5 +185,5 @@ func waitListening(t *testing.T, addr string, logs *lockedBuffer) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal(fmt.Errorf("the quick start did not listen on %s within 2 minutes:\n%s", addr, logs.String()))
+	t.Fatal(fmt.Errorf("the quick start did not listen on %s within 2 minutes:\n%s", addr, logged(logs)))
 }

@@ -6,6 +6,7 @@
 package schemawalk
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,12 +29,7 @@ var (
 // are data (enum, const, default, examples) are never visited. It stops
 // when f returns false, and reports whether it went through.
 func Children(s map[string]any, f func(ptr string, c any) bool) bool {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
 		v := s[k]
 		switch arr, isArr := v.([]any); {
 		case slices.Contains(inArrays, k) && isArr:
@@ -48,12 +44,7 @@ func Children(s map[string]any, f func(ptr string, c any) bool) bool {
 			}
 		case slices.Contains(byName, k):
 			m, _ := v.(map[string]any)
-			names := make([]string, 0, len(m))
-			for n := range m {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			for _, n := range names {
+			for _, n := range slices.Sorted(maps.Keys(m)) {
 				if _, isList := m[n].([]any); k == "dependencies" && isList {
 					continue // draft-07: the names another member requires
 				}
