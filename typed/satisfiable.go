@@ -125,8 +125,9 @@ func forbiddenRequired(s map[string]any) (string, string) {
 	return "", ""
 }
 
-// typeNames returns the type names of a "type" value (which the
-// meta-schema has checked), and whether there is one.
+// typeNames returns the type names of a "type" value, and whether there
+// is one. The meta-schema has checked the value: a name, or a non-empty
+// array of distinct names.
 func typeNames(v any) ([]string, bool) {
 	switch v := v.(type) {
 	case string:
@@ -136,7 +137,7 @@ func typeNames(v any) ([]string, bool) {
 		for i, t := range v {
 			names[i], _ = t.(string)
 		}
-		return names, len(names) > 0
+		return names, true
 	}
 	return nil, false
 }

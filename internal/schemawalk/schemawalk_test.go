@@ -129,3 +129,21 @@ func TestTypeProblem(t *testing.T) {
 		}
 	}
 }
+
+// Children gives every value at a subschema's place, schema or not (a
+// caller checking schemas must see what is wrong there), except
+// draft-07's dependencies that are lists of names.
+func TestChildrenGivesWhatIsAtEachPlace(t *testing.T) {
+	t.Parallel()
+	s := decode(t, `{"dependencies":{"a":["b"],"c":{}},"properties":{"p":[1],"q":"x"},"not":5}`).(map[string]any)
+	var got []string
+	Children(s, func(ptr string, c any) bool {
+		b, _ := json.Marshal(c)
+		got = append(got, ptr+"="+string(b))
+		return true
+	})
+	want := "/dependencies/c={} /not=5 /properties/p=[1] /properties/q=\"x\""
+	if strings.Join(got, " ") != want {
+		t.Errorf("gave %v, want %s", got, want)
+	}
+}
