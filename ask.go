@@ -254,7 +254,7 @@ func (a *asking) inputRequired(req *Request, target string, rnd *round, err erro
 		return resp, true
 	}
 	return &Response{Result: body, Target: target, Outcome: OutcomeInputRequired, encoded: true,
-		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input(s)"}, true
+		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input" + plural(len(rnd.asked))}, true
 }
 
 // stateLifetime is how long a round's state stays valid.

@@ -76,7 +76,11 @@ type CallRecord struct {
 // LogAuditor returns an Auditor that writes each record to l at level Info
 // (Warn for denied requests), with the record's fields as top-level
 // attributes. With slog.NewJSONHandler this gives one JSON object per line.
+// A nil l means slog.Default(), as for Options.Logger.
 func LogAuditor(l *slog.Logger) Auditor {
+	if l == nil {
+		l = slog.Default()
+	}
 	return AuditFunc(func(ctx context.Context, rec CallRecord) {
 		level := slog.LevelInfo
 		if rec.Outcome == OutcomeDenied {

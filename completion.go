@@ -141,8 +141,9 @@ func (m *completionMethods) complete(ctx context.Context, req *Request) *Respons
 		}
 	}
 	body := appendCompletion(nil, &c, req.revision(), m.ad.serverMeta)
+	sent := min(len(c.Values), maxCompletionValues)
 	return &Response{Result: body, Target: t.Name, encoded: true,
-		Summary: "completed " + capEcho(creq.Argument) + ": " + strconv.Itoa(min(len(c.Values), maxCompletionValues)) + " value(s)"}
+		Summary: "completed " + capEcho(creq.Argument) + ": " + strconv.Itoa(sent) + " value" + plural(sent)}
 }
 
 // completionRequest reads params.argument and params.context.arguments.

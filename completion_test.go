@@ -89,17 +89,17 @@ func TestCompletion(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, version, params, want string
-		target                      string
+		target, summary             string
 	}{
 		{"prompt argument by prefix", mcpmw.LatestVersion, prompt("greet", "lang", "e"),
-			`{"resultType":"complete","completion":{"values":["en","es"],"total":2},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}`, "greet"},
-		{"legacy shape", mcpmw.Version20251125, prompt("greet", "lang", "f"), `{"completion":{"values":["fr"],"total":1}}`, "greet"},
+			`{"resultType":"complete","completion":{"values":["en","es"],"total":2},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}`, "greet", ""},
+		{"legacy shape", mcpmw.Version20251125, prompt("greet", "lang", "f"), `{"completion":{"values":["fr"],"total":1}}`, "greet", "completed lang: 1 value"},
 		{"context arguments reach the completer", mcpmw.Version20250618, prompt("greet", "lang", "x") + `,"context":{"arguments":{"region":"eu"}}`,
-			`{"completion":{"values":["region=eu"],"total":1}}`, "greet"},
-		{"no completer for the argument: no values", mcpmw.Version20251125, prompt("greet", "nope", ""), `{"completion":{"values":[]}}`, "greet"},
-		{"hasMore from the completer", mcpmw.Version20251125, prompt("greet", "plain", ""), `{"completion":{"values":["a"],"hasMore":true}}`, "greet"},
+			`{"completion":{"values":["region=eu"],"total":1}}`, "greet", ""},
+		{"no completer for the argument: no values", mcpmw.Version20251125, prompt("greet", "nope", ""), `{"completion":{"values":[]}}`, "greet", ""},
+		{"hasMore from the completer", mcpmw.Version20251125, prompt("greet", "plain", ""), `{"completion":{"values":["a"],"hasMore":true}}`, "greet", ""},
 		{"template variable", mcpmw.Version20251125, `"ref":{"type":"ref/resource","uri":"docs://{id}"},"argument":{"name":"id","value":"4"}`,
-			`{"completion":{"values":["41","42"]}}`, "docs://{id}"},
+			`{"completion":{"values":["41","42"]}}`, "docs://{id}", "completed id: 2 values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := httptest.NewRecorder()
@@ -110,6 +110,9 @@ func TestCompletion(t *testing.T) {
 			assert.Equal(t, mcpmw.OutcomeOK, last.Outcome)
 			assert.Equal(t, tc.target, last.Target)
 			assert.Empty(t, last.Tool, "not a tools/call")
+			if tc.summary != "" {
+				assert.Equal(t, tc.summary, last.Summary, "the summary agrees in number")
+			}
 		})
 	}
 }

@@ -1,6 +1,9 @@
 package mcpmw
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // A Dispatcher turns one parsed, validated request into a Response. It never
 // touches HTTP: the Handler reads the request, checks it, runs the
@@ -33,10 +36,17 @@ type DispatcherFunc func(ctx context.Context, req *Request) *Response
 // Dispatch calls f(ctx, req).
 func (f DispatcherFunc) Dispatch(ctx context.Context, req *Request) *Response { return f(ctx, req) }
 
-// chain wraps d in the middlewares, the first outermost, as chi does.
+// chain wraps d in the middlewares, the first outermost, as chi does. It
+// panics, naming the entry, on a nil middleware or one that returns no
+// Dispatcher (nil, or a nil DispatcherFunc): every request would panic.
 func chain(d Dispatcher, mws []func(Dispatcher) Dispatcher) Dispatcher {
 	for i := len(mws) - 1; i >= 0; i-- {
-		d = mws[i](d)
+		if mws[i] == nil {
+			panic(fmt.Sprintf("mcpmw: Options.Middleware[%d] is nil", i))
+		}
+		if d = mws[i](d); isNilHook(d) {
+			panic(fmt.Sprintf("mcpmw: Options.Middleware[%d] returned no Dispatcher (%T); return next to pass requests on", i, d))
+		}
 	}
 	return d
 }

@@ -19,14 +19,73 @@
 //   - a [Registry] holds the [Tool] values, each naming the [Permission] a
 //     caller must have.
 //
-// [New] combines them into a [Handler]; [Options] holds the knobs.
+// [New] combines them into a [Handler], an http.Handler; [Options] holds
+// the knobs (nil is a valid configuration). A whole endpoint, which the
+// package's Example compiles and runs:
+//
+//	type session struct {
+//		name  string
+//		perms map[mcpmw.Permission]bool
+//	}
+//
+//	func (s *session) Can(p mcpmw.Permission) bool { return s.perms[p] }
+//	func (s *session) String() string              { return s.name }
+//
+//	echo := mcpmw.Tool{
+//		Name: "echo", Description: "Returns the message.", Permission: "read",
+//		InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
+//		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+//			msg := args.String("message")
+//			if err := args.Err(); err != nil {
+//				return mcpmw.ToolResult{}, err // an isError result naming the argument
+//			}
+//			return mcpmw.TextResult(msg), nil
+//		},
+//	}
+//	authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+//		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+//		if subtle.ConstantTimeCompare([]byte(token), []byte("reader-token")) != 1 {
+//			return nil, mcpmw.ErrUnauthorized // 401 with WWW-Authenticate
+//		}
+//		return &session{name: "reader", perms: map[mcpmw.Permission]bool{"read": true}}, nil
+//	})
+//	auditor := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
+//		fmt.Println("audit:", rec.Method, rec.Tool, rec.Outcome, rec.Caller, rec.Status)
+//	})
 //
 //	var reg mcpmw.Registry
-//	reg.Add(tools.Echo, tools.ListOrders)
-//	r.Handle("/mcp", mcpmw.New(&reg, authn, auditor, &mcpmw.Options{
-//		Server:       mcpmw.Implementation{Name: "orders", Version: "1.4.0"},
-//		AllowedHosts: []string{"app.example.com"},
+//	reg.Add(echo)
+//	mux := http.NewServeMux()
+//	mux.Handle("/mcp", mcpmw.New(&reg, authn, auditor, &mcpmw.Options{
+//		Server: mcpmw.Implementation{Name: "orders", Version: "1.4.0"},
 //	}))
+//
+// In production the auditor writes somewhere durable ([JSONAuditor],
+// [LogAuditor], or the application's own table). The README's quick start
+// is the same endpoint as a program of its own, on chi, with typed tools
+// and a rate limit; examples/chi-app is a complete service.
+//
+// # Sub-packages and modules
+//
+//   - typed (github.com/mcpmw/mcpmw/typed): tools built from Go types,
+//     their schemas derived once, and arguments validated against any
+//     tool's JSON Schema (github.com/google/jsonschema-go).
+//   - mcpmwtest: the test kit: NewServer, a Client speaking either wire,
+//     the Recorder auditor, Tokens and User.
+//   - ratelimit: a per-IP [RateLimiter] for [Options].RateLimit, on
+//     github.com/go-chi/httprate.
+//   - oauthmeta: the OAuth 2.0 protected resource metadata document (RFC
+//     9728) and the URL for [Options].ResourceMetadata; standard library
+//     only.
+//   - otel (github.com/mcpmw/mcpmw/otel, package mcpotel, a module of its
+//     own): the OpenTelemetry [Observer], one span and one duration per
+//     request.
+//
+// This package imports none of them, and only the standard library.
+// Under examples/: chi-app (the example service), quickstart (the README's
+// quick start, built and run as a new user would), oauth (a JWT
+// Authenticator, a module of its own) and conformance (the server the
+// official conformance suite runs against).
 //
 // # The pipeline
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -41,17 +42,23 @@ type Handler struct {
 	closeOnce  sync.Once
 }
 
-// New returns a Handler serving the tools in reg, the built-in methods and
-// Options.Methods. authn and auditor are required: New panics if either is
-// nil, and on a setup mistake (an invalid Method, a ClientLogLevel that is
-// no level). reg may be nil for an endpoint without tools. opts may be nil.
+// New returns a Handler serving the tools, prompts and resources in reg,
+// the built-in methods and Options.Methods. authn and auditor are
+// required: New panics if either is nil, and on a setup mistake (an
+// invalid Method, a nil Middleware, a ClientLogLevel that is no level). A
+// hook that holds a nil func or a nil pointer (AuthenticatorFunc(nil), a
+// nil *T in an optional field) counts as such a mistake, required or
+// optional: every request would panic on it. Leave an optional field nil
+// to go without it. reg may be nil for an endpoint without tools. opts may
+// be nil.
 func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Handler {
-	if authn == nil {
+	if isNilHook(authn) {
 		panic("mcpmw: New needs an Authenticator (use one that admits every request if the endpoint is public)")
 	}
-	if auditor == nil {
+	if isNilHook(auditor) {
 		panic("mcpmw: New needs an Auditor")
 	}
+	checkOptionalHooks(opts)
 	o := withDefaults(opts)
 	h := &Handler{
 		authn:      authn,
@@ -87,6 +94,38 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		h.stopNotify = func() { stopNotify(); stopWatch() }
 	}
 	return h
+}
+
+// isNilHook reports whether h, a hook given to New, has nothing to call:
+// it is nil, or holds a nil func or a nil pointer (a typed nil such as
+// AuthenticatorFunc(nil), which passes h == nil and then panics on every
+// request).
+func isNilHook(h any) bool {
+	if h == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(h); v.Kind() {
+	case reflect.Func, reflect.Pointer:
+		return v.IsNil()
+	}
+	return false
+}
+
+// checkOptionalHooks panics on an optional hook of opts that is set to a
+// typed nil: it is not unset (the handler would call it), and it cannot
+// be called.
+func checkOptionalHooks(opts *Options) {
+	if opts == nil {
+		return
+	}
+	for _, h := range []struct {
+		field string
+		hook  any
+	}{{"RateLimit", opts.RateLimit}, {"Observer", opts.Observer}, {"Notifier", opts.Notifier}} {
+		if h.hook != nil && isNilHook(h.hook) {
+			panic(fmt.Sprintf("mcpmw: Options.%s holds a nil %T; leave the field nil to go without one", h.field, h.hook))
+		}
+	}
 }
 
 // allMethods lists the endpoint's methods: the built-in ones, the tools'

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -474,6 +475,59 @@ func TestNewPanicsWithoutHooks(t *testing.T) {
 		mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{AllowedHosts: []string{"https://app.example.com"}})
 	})
 }
+
+// A typed nil (a nil func in its Func adapter, a nil pointer) passes an
+// == nil check and then panics on every request: New refuses it as it
+// refuses nil, with the same message for the required hooks.
+func TestNewPanicsOnTypedNilHooks(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	var nilAuthn mcpmw.AuthenticatorFunc
+	var nilAudit mcpmw.AuditFunc
+	var nilSpy *spy
+	assert.PanicsWithValue(t, "mcpmw: New needs an Authenticator (use one that admits every request if the endpoint is public)", func() {
+		mcpmw.New(&reg, nilAuthn, &spy{}, nil)
+	})
+	assert.PanicsWithValue(t, "mcpmw: New needs an Auditor", func() { mcpmw.New(&reg, tokenAuthn, nilAudit, nil) })
+	assert.PanicsWithValue(t, "mcpmw: New needs an Auditor", func() { mcpmw.New(&reg, tokenAuthn, nilSpy, nil) })
+
+	var nilLimiter mcpmw.RateLimiterFunc
+	var nilNotifier *mcpmw.LocalNotifier
+	for _, tt := range []struct {
+		name string
+		opts mcpmw.Options
+		want string
+	}{
+		{"rate limiter", mcpmw.Options{RateLimit: nilLimiter}, "mcpmw: Options.RateLimit holds a nil mcpmw.RateLimiterFunc; leave the field nil to go without one"},
+		{"notifier", mcpmw.Options{Notifier: nilNotifier}, "mcpmw: Options.Notifier holds a nil *mcpmw.LocalNotifier; leave the field nil to go without one"},
+		{"observer", mcpmw.Options{Observer: (*nopObserver)(nil)}, "mcpmw: Options.Observer holds a nil *mcpmw_test.nopObserver; leave the field nil to go without one"},
+		{"nil middleware", mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{nil}}, "mcpmw: Options.Middleware[0] is nil"},
+		{"middleware returning nil", mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{
+			func(next mcpmw.Dispatcher) mcpmw.Dispatcher { return next },
+			func(mcpmw.Dispatcher) mcpmw.Dispatcher { return nil },
+		}}, "mcpmw: Options.Middleware[1] returned no Dispatcher (<nil>); return next to pass requests on"},
+		{"middleware returning a nil DispatcherFunc", mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{
+			func(mcpmw.Dispatcher) mcpmw.Dispatcher { return mcpmw.DispatcherFunc(nil) },
+		}}, "mcpmw: Options.Middleware[0] returned no Dispatcher (mcpmw.DispatcherFunc); return next to pass requests on"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.PanicsWithValue(t, tt.want, func() { mcpmw.New(&reg, tokenAuthn, &spy{}, &tt.opts) })
+		})
+	}
+	assert.NotPanics(t, func() {
+		mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{RateLimit: nil, Observer: nil, Notifier: nil, Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{
+			func(next mcpmw.Dispatcher) mcpmw.Dispatcher { return next }}})
+	}, "unset optional hooks are fine")
+}
+
+// nopObserver observes nothing.
+type nopObserver struct{}
+
+func (*nopObserver) Serve(ctx context.Context, _ *mcpmw.Request, _ time.Time) context.Context {
+	return ctx
+}
+func (*nopObserver) Done(context.Context, *http.Request, *mcpmw.Request, mcpmw.CallRecord) {}
 
 func TestTwoEndpointsInOneProcess(t *testing.T) {
 	t.Parallel()

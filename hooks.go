@@ -7,9 +7,26 @@ import (
 )
 
 // A Permission names something a caller may do, in the application's own
-// vocabulary: "read", "orders:write", "admin". Each Tool declares the one it
-// needs and a Caller says whether it has it. (The word "capability" is kept
-// for what MCP means by it: what a server or a client supports.)
+// vocabulary: "read", "orders:write", "admin". Each Tool, Prompt, Resource
+// and ResourceTemplate declares the one it needs and a Caller says whether
+// it has it. (The word "capability" is kept for what MCP means by it: what
+// a server or a client supports.)
+//
+// A caller without an entry's Permission does not see the entry in any
+// list, and a request naming it (tools/call, prompts/get, resources/read,
+// completion/complete) gets 403 before anything that depends on the entry
+// runs. That answer tells the caller two things, which is why names and
+// permissions should not be secrets: that the name is registered (an
+// unknown name gets -32602 "Unknown tool", "Unknown prompt" or "Unknown
+// resource template", an unknown URI the not-found answer), and the
+// permission it lacks, as the scope of the insufficient_scope challenge
+// (when the permission is a valid scope token), so that a client can ask
+// for it. For a URI under a resource template the caller learns that the
+// URI falls under a template it may not use, and nothing about whether the
+// record exists: the template's Read does not run. It learns nothing else:
+// not the entry's title, description, schema or arguments, not whether its
+// Mcp-Param-* headers or client capabilities would pass; no handler,
+// argument check or completer runs.
 type Permission string
 
 // A Caller is the application's own idea of who is calling, as returned by
@@ -35,7 +52,8 @@ type Permission string
 // cancel its calls from another request.
 type Caller interface {
 	// Can reports whether the caller holds permission p: may see and use the
-	// tools (and later resources and prompts) that need it.
+	// tools, prompts, resources and resource templates that need it (and
+	// complete their arguments), and hear of changes guarded by it.
 	Can(p Permission) bool
 }
 

@@ -25,7 +25,13 @@ import (
 // means slog.Default()) with the record it lost. JSONAuditor encodes by
 // hand and costs a fraction of a log/slog JSON handler; use LogAuditor to
 // send records through an existing slog pipeline instead.
+//
+// JSONAuditor panics if w is nil (or a nil pointer): every record would be
+// lost.
 func JSONAuditor(w io.Writer, errLog *slog.Logger) Auditor {
+	if isNilHook(w) {
+		panic("mcpmw: JSONAuditor needs an io.Writer to write the records to")
+	}
 	if errLog == nil {
 		errLog = slog.Default()
 	}

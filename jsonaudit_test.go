@@ -145,3 +145,16 @@ func TestJSONAuditorSurvivesAPanickingWriter(t *testing.T) {
 	require.Len(t, w.lines, 1)
 	assert.Contains(t, w.lines[0], `"second"`)
 }
+
+// An auditor that cannot write refuses to be built, rather than losing
+// every record (a nil *bytes.Buffer would panic on each); LogAuditor's nil
+// logger is slog.Default(), as Options.Logger's is.
+func TestAuditorsRefuseNilAtConstruction(t *testing.T) {
+	t.Parallel()
+	const want = "mcpmw: JSONAuditor needs an io.Writer to write the records to"
+	assert.PanicsWithValue(t, want, func() { mcpmw.JSONAuditor(nil, nil) })
+	assert.PanicsWithValue(t, want, func() { mcpmw.JSONAuditor((*bytes.Buffer)(nil), nil) })
+	assert.NotPanics(t, func() {
+		mcpmw.LogAuditor(nil).Audit(context.Background(), mcpmw.CallRecord{Method: "tools/list", Summary: "LogAuditor(nil) writes to slog.Default()"})
+	})
+}

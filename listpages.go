@@ -3,6 +3,7 @@ package mcpmw
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -167,5 +168,5 @@ func buildPage[E listEntry](f pageFormat, member string, list []E, key []byte, r
 		dst = append(dst, f.serverMeta...)
 	}
 	dst = append(dst, '}')
-	return &page{body: dst, summary: "listed " + strconv.Itoa(len(picked)) + " " + member}
+	return &page{body: dst, summary: "listed " + strconv.Itoa(len(picked)) + " " + strings.TrimSuffix(member, "s") + plural(len(picked))}
 }

@@ -265,12 +265,15 @@ func deniedAnswer(t *Target, resourceMetadata string) *answer {
 	return &answer{status: http.StatusForbidden, header: http.Header{"Www-Authenticate": {challenge}}, resp: deniedResponse(t)}
 }
 
-// deniedResponse is the JSON-RPC side of a denial.
+// deniedResponse is the JSON-RPC side of a denial. It names the target's
+// kind and name, capped (a URI under a template is the client's), and
+// nothing else about it.
 func deniedResponse(t *Target) *Response {
+	name := capEcho(t.Name)
 	return &Response{
-		Error:   &Error{Code: CodeInvalidParams, Message: "Forbidden: the caller may not use " + t.kind() + " " + strconv.Quote(t.Name)},
+		Error:   &Error{Code: CodeInvalidParams, Message: "Forbidden: the caller may not use " + t.kind() + " " + strconv.Quote(name)},
 		Outcome: OutcomeDenied,
-		Target:  t.Name,
+		Target:  name,
 		Summary: "caller lacks permission " + capEcho(string(t.Permission)),
 	}
 }

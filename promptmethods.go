@@ -104,11 +104,11 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	body, err := encodePromptResult(&res, req.revision(), p.ad.serverMeta)
 	if err != nil {
 		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = e.Name, fmt.Errorf("prompt %q: %w", e.Name, err)
+		resp.Target, resp.Cause, resp.Summary = e.Name, fmt.Errorf("prompt %q: %w", e.Name, err), "prompt failed: "+capEcho(err.Error())
 		return resp
 	}
 	return &Response{Result: body, Target: e.Name, encoded: true,
-		Summary: "got prompt " + e.Name + ": " + strconv.Itoa(len(res.Messages)) + " message(s)"}
+		Summary: "got prompt " + e.Name + ": " + strconv.Itoa(len(res.Messages)) + " message" + plural(len(res.Messages))}
 }
 
 // promptArgs reads the arguments of a prompts/get for e: an object whose

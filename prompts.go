@@ -23,8 +23,9 @@ type Prompt struct {
 	// client should ask for them.
 	Arguments []PromptArgument
 	// Permission is what a caller must be able to do (Caller.Can) to see
-	// the prompt in prompts/list and to get it. It is required, as for a
-	// Tool.
+	// the prompt in prompts/list, to get it and to complete its arguments.
+	// It is required, as for a Tool. See Permission for what a caller
+	// without it learns.
 	Permission Permission
 	// Get builds the messages. args holds the arguments the client sent:
 	// every Required one is there (a request without one is refused before

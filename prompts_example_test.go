@@ -35,9 +35,9 @@ func ExampleRegistry_AddPrompts() {
 	post(h, "prompts/get", `"name":"review","arguments":{"lang":"Go"}`)
 	post(h, "prompts/get", `"name":"review"`)
 	// Output:
-	// audit: ok prompts/list: listed 1 prompts
+	// audit: ok prompts/list: listed 1 prompt
 	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","prompts":[{"name":"review","description":"Asks for a code review in a given language.","arguments":[{"name":"lang","description":"The language of the code.","required":true}]}],"ttlMs":60000,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"demo","version":"1.0.0"}}}}
-	// audit: ok prompts/get: got prompt review: 1 message(s)
+	// audit: ok prompts/get: got prompt review: 1 message
 	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","messages":[{"role":"user","content":{"type":"text","text":"Review this Go code for alice."}}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"demo","version":"1.0.0"}}}}
 	// audit: error prompts/get: Invalid params: prompt "review" needs argument "lang"
 	// 200 {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: prompt \"review\" needs argument \"lang\""}}

@@ -89,6 +89,6 @@ func TestPromptPagesAreCachedPerTable(t *testing.T) {
 	assert.Same(t, &r1.Result[0], &r2.Result[0], "the second list reuses the page")
 	rt := f.page(tools, caller, rev20251125, 0)
 	assert.Equal(t, `{"tools":[{"name":"t","inputSchema":{"type":"object","additionalProperties":false}}]}`, string(rt.Result))
-	assert.Equal(t, "listed 1 tools", rt.Summary)
-	assert.Equal(t, "listed 1 prompts", r1.Summary)
+	assert.Equal(t, "listed 1 tool", rt.Summary)
+	assert.Equal(t, "listed 1 prompt", r1.Summary)
 }

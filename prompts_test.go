@@ -189,7 +189,7 @@ func TestPromptGet(t *testing.T) {
 	recs := a.records()
 	require.Len(t, recs, 2)
 	assert.Equal(t, mcpmw.OutcomeOK, recs[0].Outcome)
-	assert.Equal(t, "got prompt greet: 1 message(s)", recs[0].Summary)
+	assert.Equal(t, "got prompt greet: 1 message", recs[0].Summary)
 }
 
 // Every content kind in a message, byte for byte, on each revision.
@@ -456,9 +456,9 @@ func TestPromptGetInputRequired(t *testing.T) {
 	recs := a.records()
 	require.Len(t, recs, 3)
 	assert.Equal(t, mcpmw.OutcomeInputRequired, recs[0].Outcome)
-	assert.Equal(t, "asked the client for 1 input(s)", recs[0].Summary)
+	assert.Equal(t, "asked the client for 1 input", recs[0].Summary)
 	assert.Equal(t, mcpmw.OutcomeOK, recs[1].Outcome)
-	assert.Equal(t, "got prompt "+name+": 1 message(s)", recs[1].Summary)
+	assert.Equal(t, "got prompt "+name+": 1 message", recs[1].Summary)
 	assert.Equal(t, mcpmw.OutcomeError, recs[2].Outcome)
 }
 

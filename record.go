@@ -40,9 +40,9 @@ func (x *exchange) record(a *answer) CallRecord {
 	}
 	if resp.Error != nil {
 		rec.ErrorCode = resp.Error.Code
-		if rec.Summary == "" {
-			rec.Summary = capEcho(resp.Error.Message)
-		}
+	}
+	if rec.Summary == "" {
+		rec.Summary = defaultSummary(resp)
 	}
 	if rec.Outcome == "" {
 		rec.Outcome = OutcomeOK
@@ -52,4 +52,22 @@ func (x *exchange) record(a *answer) CallRecord {
 	}
 	rec.Duration = time.Since(x.start)
 	return rec
+}
+
+// defaultSummary is the summary of a Response that gives none: its error
+// message, then the server-side cause the log line gets, so that the
+// record knows what the log knows ("Internal error" alone says nothing).
+// Both are capped.
+func defaultSummary(resp *Response) string {
+	var s string
+	if resp.Error != nil {
+		s = capEcho(resp.Error.Message)
+	}
+	if resp.Cause != nil {
+		if s != "" {
+			s += ": "
+		}
+		s += capEcho(resp.Cause.Error())
+	}
+	return s
 }

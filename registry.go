@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/schemawalk"
 )
 
 // A Tool is an operation a caller's model may invoke. It is a plain value:
@@ -20,7 +22,8 @@ type Tool struct {
 	Title, Description string
 	// Permission is what a caller must be able to do (Caller.Can) to see
 	// the tool in tools/list and to call it. It is required: a tool every
-	// caller may use still names a permission every caller has.
+	// caller may use still names a permission every caller has. See
+	// Permission for what a caller without it learns.
 	Permission Permission
 	// InputSchema is the JSON Schema (2020-12) of the arguments, as raw
 	// JSON whose root is {"type":"object",...}. It is sent exactly as given
@@ -66,10 +69,14 @@ const (
 	No
 )
 
-// A Registry is the set of tools one endpoint serves. The zero value is an
-// empty registry ready to use. Register tools with Add, normally at startup;
-// adding later is safe, and requests see the new tools as soon as Add
-// returns. Two endpoints with different tools use two Registries.
+// A Registry is what one endpoint serves: its tools (Add), prompts
+// (AddPrompts), resources (AddResources) and resource templates
+// (AddResourceTemplates). The zero value is an empty registry ready to
+// use. Register entries normally at startup; adding later is safe, and
+// requests see new entries as soon as the Add call returns (a kind of
+// entry the registry did not hold when New ran is not served: see
+// AddPrompts). Two endpoints that serve different things use two
+// Registries.
 type Registry struct {
 	mu   sync.Mutex // serialises Add, Remove and watch
 	tabs atomic.Pointer[toolTable]
@@ -191,7 +198,8 @@ func (r *Registry) Remove(names ...string) int {
 	return len(perms)
 }
 
-// Lookup returns the tool registered under name.
+// Lookup returns the tool registered under name (tools only; a prompt or a
+// resource of that name is not found here).
 func (r *Registry) Lookup(name string) (Tool, bool) {
 	if e := r.table().byKey[name]; e != nil {
 		return e.Tool, true
@@ -199,7 +207,8 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
-// Len returns the number of registered tools.
+// Len returns the number of registered tools. Prompts, resources and
+// resource templates are not counted.
 func (r *Registry) Len() int { return len(r.table().list) }
 
 var emptyTable = &toolTable{}
@@ -243,6 +252,7 @@ func prepare(t Tool) *entry {
 		in = noArgsSchema
 	}
 	in = compactSchema(t.Name, "InputSchema", in)
+	checkSchemaTypes(t.Name, "InputSchema", in)
 	var ms []member
 	ms, _ = objectMembers(in, ms)
 	if typ, _ := unquote(lookup(ms, "type")); typ != "object" {
@@ -252,6 +262,7 @@ func prepare(t Tool) *entry {
 	var outObject bool
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
 		t.OutputSchema = compactSchema(t.Name, "OutputSchema", t.OutputSchema)
+		checkSchemaTypes(t.Name, "OutputSchema", t.OutputSchema)
 		ms, _ = objectMembers(t.OutputSchema, ms[:0])
 		typ, _ := unquote(lookup(ms, "type"))
 		outObject = typ == "object"
@@ -278,6 +289,25 @@ func compactSchema(tool, field string, raw json.RawMessage) json.RawMessage {
 		panic(fmt.Sprintf("mcpmw: tool %q: %s must be a JSON object", tool, field))
 	}
 	return buf.Bytes()
+}
+
+// checkSchemaTypes panics, naming the tool, the field and the JSON pointer,
+// on a "type" anywhere in the schema raw (under properties, items, $defs,
+// allOf, if/then/else...) that names no JSON Schema type, or is an empty
+// list: a misspelt "integr" is sent to every client, and a validator
+// refuses every call, blaming the caller. (The typed package checks the
+// whole schema against the JSON Schema meta-schema.)
+func checkSchemaTypes(tool, field string, raw json.RawMessage) {
+	var doc any
+	_ = json.Unmarshal(raw, &doc) // compactSchema has checked it
+	schemawalk.Walk(doc, "", func(ptr string, s map[string]any) bool {
+		if typ, ok := s["type"]; ok {
+			if p := schemawalk.TypeProblem(typ); p != "" {
+				panic(fmt.Sprintf("mcpmw: tool %q: %s: %s/type: %s", tool, field, ptr, p))
+			}
+		}
+		return true
+	})
 }
 
 func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {

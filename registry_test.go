@@ -63,6 +63,67 @@ func TestRegistryAddPanics(t *testing.T) {
 	assert.False(t, ok, "a failed Add registers nothing")
 }
 
+// A "type" that names no JSON Schema type, at any depth of either schema,
+// is refused at registration with the JSON pointer to it: sent as is, it
+// makes every call fail in a validator, blaming the caller.
+func TestRegistryAddRefusesUnknownSchemaTypes(t *testing.T) {
+	t.Parallel()
+	use := `use "array", "boolean", "integer", "null", "number", "object" or "string"`
+	for _, tt := range []struct{ name, in, out, want string }{
+		{"misspelt property type", `{"type":"object","properties":{"n":{"type":"integr"}}}`, "",
+			`mcpmw: tool "t": InputSchema: /properties/n/type: "integr" is not a JSON Schema type: ` + use},
+		{"in a type list", `{"type":"object","properties":{"n":{"type":["null","intger"]}}}`, "", `InputSchema: /properties/n/type: "intger" is not a JSON Schema type`},
+		{"empty type list", `{"type":"object","properties":{"n":{"type":[]}}}`, "", `InputSchema: /properties/n/type: an empty array of types allows no value`},
+		{"type listed twice", `{"type":"object","properties":{"n":{"type":["string","string"]}}}`, "", `/properties/n/type: "string" is listed twice`},
+		{"type not a string", `{"type":"object","properties":{"n":{"type":5}}}`, "", `/properties/n/type: must be a type name or an array of them, not a number`},
+		{"type list of numbers", `{"type":"object","properties":{"n":{"type":[5]}}}`, "", `/properties/n/type: must hold type names; item 0 is not a string`},
+		{"items", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"strng"}}}}`, "", `/properties/a/items/type: "strng"`},
+		{"draft-07 items array", `{"type":"object","properties":{"a":{"items":[{"type":"x"}]}}}`, "", `/properties/a/items/0/type: "x"`},
+		{"prefixItems", `{"type":"object","properties":{"a":{"prefixItems":[true,{"type":"x"}]}}}`, "", `/properties/a/prefixItems/1/type`},
+		{"additionalProperties", `{"type":"object","additionalProperties":{"type":"x"}}`, "", `/additionalProperties/type`},
+		{"patternProperties", `{"type":"object","patternProperties":{"^a/b~":{"type":"x"}}}`, "", `/patternProperties/^a~1b~0/type`},
+		{"$defs", `{"type":"object","$defs":{"d":{"type":"x"}}}`, "", `/$defs/d/type`},
+		{"definitions", `{"type":"object","definitions":{"d":{"type":"x"}}}`, "", `/definitions/d/type`},
+		{"dependentSchemas", `{"type":"object","dependentSchemas":{"a":{"type":"x"}}}`, "", `/dependentSchemas/a/type`},
+		{"allOf", `{"type":"object","allOf":[{"type":"object"},{"properties":{"b":{"type":"x"}}}]}`, "", `/allOf/1/properties/b/type`},
+		{"anyOf", `{"type":"object","anyOf":[{"type":"x"}]}`, "", `/anyOf/0/type`},
+		{"oneOf", `{"type":"object","oneOf":[{"type":"x"}]}`, "", `/oneOf/0/type`},
+		{"not", `{"type":"object","not":{"type":"x"}}`, "", `/not/type`},
+		{"if", `{"type":"object","if":{"type":"x"}}`, "", `/if/type`},
+		{"then", `{"type":"object","then":{"type":"x"}}`, "", `/then/type`},
+		{"else", `{"type":"object","else":{"type":"x"}}`, "", `/else/type`},
+		{"contains", `{"type":"object","properties":{"a":{"contains":{"type":"x"}}}}`, "", `/properties/a/contains/type`},
+		{"propertyNames", `{"type":"object","propertyNames":{"type":"x"}}`, "", `/propertyNames/type`},
+		{"unevaluatedProperties", `{"type":"object","unevaluatedProperties":{"type":"x"}}`, "", `/unevaluatedProperties/type`},
+		{"unevaluatedItems", `{"type":"object","properties":{"a":{"unevaluatedItems":{"type":"x"}}}}`, "", `/properties/a/unevaluatedItems/type`},
+		{"additionalItems", `{"type":"object","properties":{"a":{"additionalItems":{"type":"x"}}}}`, "", `/properties/a/additionalItems/type`},
+		{"contentSchema", `{"type":"object","properties":{"a":{"contentSchema":{"type":"x"}}}}`, "", `/properties/a/contentSchema/type`},
+		{"draft-07 dependencies", `{"type":"object","dependencies":{"a":["b"],"c":{"type":"x"}}}`, "", `/dependencies/c/type`},
+		{"output schema", "", `{"type":"object","properties":{"sum":{"type":"numbr"}}}`, `mcpmw: tool "t": OutputSchema: /properties/sum/type: "numbr"`},
+		{"output schema root", "", `{"type":"integr"}`, `mcpmw: tool "t": OutputSchema: /type: "integr"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			tool := mcpmw.Tool{Name: "t", Permission: "read", Call: noop, InputSchema: json.RawMessage(tt.in), OutputSchema: json.RawMessage(tt.out)}
+			defer func() {
+				v := recover()
+				require.NotNil(t, v, "Add must panic")
+				assert.Contains(t, fmt.Sprint(v), tt.want)
+				assert.Equal(t, 0, reg.Len(), "nothing half-registered")
+			}()
+			reg.Add(tool)
+		})
+	}
+	// Data is not schema: a "type" inside enum, const, default or
+	// examples, or a property named "type", is no type keyword.
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "data", Permission: "read", Call: noop, InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"type":{"type":"string","enum":[{"type":"integr"}],"default":{"type":"x"},"examples":[{"type":"y"}]},
+		"c":{"const":{"type":"z"}},"d":{"type":["integer","null"]}},"dependencies":{"a":["type"]}}`)})
+	assert.Equal(t, 1, reg.Len())
+}
+
 func TestRegistryConcurrentAddAndServe(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry

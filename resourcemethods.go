@@ -104,7 +104,7 @@ func (m *resourceMethods) finish(p *listPage, rev revision, prefix, what string)
 		p.body = append(p.body, m.ad.serverMeta...)
 	}
 	p.body = append(p.body, '}')
-	return &Response{Result: p.body, Summary: "listed " + strconv.Itoa(p.n) + " " + what, encoded: true}
+	return &Response{Result: p.body, Summary: "listed " + strconv.Itoa(p.n) + " " + what + plural(p.n), encoded: true}
 }
 
 // list answers resources/list: the direct resources the caller may see,
@@ -174,7 +174,7 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 			}
 		}
 	}
-	return m.finish(&p, rev, resourcesCursor, "resources")
+	return m.finish(&p, rev, resourcesCursor, "resource")
 }
 
 // templatesList answers resources/templates/list: the templates the
@@ -199,7 +199,7 @@ func (m *resourceMethods) templatesList(_ context.Context, req *Request) *Respon
 			break
 		}
 	}
-	return m.finish(&p, rev, templatesCursor, "resource templates")
+	return m.finish(&p, rev, templatesCursor, "resource template")
 }
 
 // readURI reads the uri of a resources/read.
@@ -298,11 +298,12 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	}
 	if len(contents) == 0 {
 		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = capEcho(uri), fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", uri)
+		resp.Target, resp.Summary = capEcho(uri), "read failed: Read returned no contents and no error"
+		resp.Cause = fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", capEcho(uri))
 		return resp
 	}
 	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
-		Summary: "read " + strconv.Itoa(len(contents)) + " content(s)", encoded: true}
+		Summary: "read " + strconv.Itoa(len(contents)) + " content" + plural(len(contents)), encoded: true}
 }
 
 // readError turns an error a Read returned into its Response.

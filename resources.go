@@ -27,6 +27,7 @@ type Resource struct {
 	// Permission is what a caller must be able to do (Caller.Can) to see
 	// and read the resource. It is required, as for tools. An entry a
 	// template's List returns may leave it empty: the template's applies.
+	// See Permission for what a caller without it learns.
 	Permission Permission
 	// Read returns the contents. Required for a resource added directly;
 	// nil for the entries a template's List returns (those are read
@@ -75,8 +76,12 @@ type ResourceTemplate struct {
 	Name, Title, Description, MimeType string
 	Icons                              []Icon
 	Annotations                        *ContentAnnotations
-	// Permission is what a caller must hold to see the template and to read
-	// any resource through it. It is required.
+	// Permission is what a caller must hold to see the template, to read
+	// any resource through it and to complete its variables. It is
+	// required. A caller without it that reads a URI the template matches
+	// gets 403 before Read runs: it learns that the URI falls under a
+	// template it may not use, not whether the record exists (see
+	// Permission).
 	Permission Permission
 	// Read returns the contents of uri, whose variables are in vars
 	// (percent-decoded). Its errors are those of Resource.Read; a uri that
@@ -303,13 +308,16 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	case t.Read == nil:
 		fail("it has no Read func")
 	}
-	for name := range t.Complete {
+	for name, c := range t.Complete {
 		found := false
 		for _, n := range tmpl.names {
 			found = found || n == name
 		}
-		if !found {
+		switch {
+		case !found:
 			fail("Complete names the variable %q, which the template does not have (it has %v)", name, tmpl.names)
+		case c == nil:
+			fail("the Completer of %q is nil", name)
 		}
 	}
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,

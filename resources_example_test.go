@@ -56,7 +56,7 @@ func ExampleRegistry_AddResources() {
 	postRead(h, "notes://2")
 	postRead(h, "notes://9")
 	// Output:
-	// audit: ok resources/read (read 1 content(s)) -> 200
+	// audit: ok resources/read (read 1 content) -> 200
 	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","contents":[{"uri":"notes://2","mimeType":"text/plain","text":"Call Bob."}],"ttlMs":60000,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"notes","version":"1.0.0"}}}}
 	// audit: error resources/read (resource not found) -> 200
 	// 200 {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found: notes://9","data":{"uri":"notes://9"}}}

@@ -140,7 +140,7 @@ func TestResourceReadWire(t *testing.T) {
 			rec := a.records()[len(a.records())-1]
 			assert.Equal(t, mcpmw.OutcomeOK, rec.Outcome)
 			assert.Equal(t, "resources/read", rec.Method)
-			assert.Equal(t, "read 1 content(s)", rec.Summary)
+			assert.Equal(t, "read 1 content", rec.Summary)
 		}
 	}
 	assert.Len(t, a.records(), 12, "one record per request")
@@ -367,7 +367,11 @@ func TestResourcesListEncoding(t *testing.T) {
 			want = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` + tmpl + `,"ttlMs":60000,"cacheScope":"private",` + serverMetaWire + `}}`
 		}
 		assert.Equal(t, want, strings.TrimSpace(w.Body.String()), v)
+		assert.Equal(t, "listed 1 resource template", a.records()[len(a.records())-1].Summary, "the summary agrees in number")
 	}
+	h, a, _ = resourceHandler(t, testResources(), &mcpmw.Options{PageSize: 1})
+	h.ServeHTTP(httptest.NewRecorder(), listReq(mcpmw.LatestVersion, "reader", "resources/list", ""))
+	assert.Equal(t, "listed 1 resource", a.records()[0].Summary, "the summary agrees in number")
 }
 
 func TestResourcesListBadCursor(t *testing.T) {
@@ -534,6 +538,9 @@ func TestResourceAddPanics(t *testing.T) {
 		{"template completes an unknown variable", func(r *mcpmw.Registry) {
 			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread, Complete: map[string]mcpmw.Completer{"b": nil}})
 		}, `"b"`},
+		{"template with a nil completer", func(r *mcpmw.Registry) {
+			r.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread, Complete: map[string]mcpmw.Completer{"a": nil}})
+		}, `the Completer of "a" is nil`},
 		{"template twice", func(r *mcpmw.Registry) {
 			tm := mcpmw.ResourceTemplate{URITemplate: "n://{a}", Name: "n", Permission: "p", Read: tread}
 			r.AddResourceTemplates(tm, tm)

@@ -50,6 +50,16 @@ func ResultResponse(v any) *Response {
 	return &Response{Result: raw}
 }
 
+// plural is the ending of a noun counted n times: "" for one, "s"
+// otherwise, so that summaries agree in number ("1 tool", "2 tools")
+// within the one concatenation that builds them.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // ErrorResponse returns a Response carrying a JSON-RPC error.
 func ErrorResponse(code int, message string) *Response {
 	return &Response{Error: &Error{Code: code, Message: message}}

@@ -52,8 +52,9 @@ func (v revision) legacy() bool { return v != rev20260728 }
 // and, for lists, ttlMs and cacheScope.
 func (v revision) envelope() bool { return v == rev20260728 }
 
-// icons reports whether Implementation, Tool (and later Prompt, Resource)
-// definitions may carry icons, description and websiteUrl.
+// icons reports whether Implementation, Tool, Prompt, Resource and
+// ResourceTemplate definitions may carry icons (and Implementation its
+// description and websiteUrl).
 func (v revision) icons() bool { return v != rev20250618 }
 
 // anyStructuredContent reports whether structuredContent and outputSchema

@@ -103,7 +103,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 	body, err := encodeToolResult(&res, req.revision(), t.ad.serverMeta)
 	if err != nil {
 		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = e.Name, err
+		resp.Target, resp.Cause, resp.Summary = e.Name, err, "tool failed: its result cannot be sent: "+capEcho(err.Error())
 		return resp
 	}
 	resp = &Response{Result: body, Target: e.Name, Summary: "ok", encoded: true}

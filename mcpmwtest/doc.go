@@ -2,7 +2,10 @@
 // endpoint in-process, talks to it as one caller on one revision of the
 // protocol, and records what the endpoint audited.
 //
-// A whole test of an endpoint:
+// A whole test of an endpoint, where tools.Echo stands for one of the
+// application's tools and require and assert are
+// github.com/stretchr/testify's (any assertions do; this package needs
+// none):
 //
 //	func TestEcho(t *testing.T) {
 //		var reg mcpmw.Registry

@@ -38,8 +38,33 @@
 // # What a schema may hold, and what validation costs
 //
 // Schemas are compiled when the tool is built, and refused then (a panic
-// naming the tool, like mcpmw's other setup mistakes) unless their cost is
-// bounded:
+// naming the tool, the schema and the JSON pointer of the keyword at
+// fault, like mcpmw's other setup mistakes) unless they are JSON Schema,
+// can be satisfied, and their cost is bounded.
+//
+// A schema must conform to the meta-schema of its dialect: JSON Schema
+// 2020-12 (what MCP specifies, and what a schema without $schema is), or
+// draft-07 when its $schema says so. The official meta-schema documents
+// are embedded in this package and checked with jsonschema-go itself, so
+// nothing is fetched. A misspelt type ("integr"), a keyword value of the
+// wrong kind ("minimum": "one", "minLength": -1) or an array of items
+// schemas under 2020-12 (prefixItems) is refused, named by its pointer
+// (/properties/n/minimum). A keyword JSON Schema does not know
+// ("minimun") is an annotation by the specification and is not refused.
+//
+// A schema that conforms may still allow no value where that is plainly
+// a mistake, so that every call would fail blaming the caller. These are
+// refused too, in any subschema: an empty enum; an enum or const with no
+// value of the schema's type; bounds that leave nothing between them
+// (minimum above maximum, or equal with either exclusive; minLength above
+// maxLength, and likewise for items, properties and contains); and a
+// required member that the same schema forbids (its schema in properties
+// is false, or additionalProperties is false and neither properties nor
+// patternProperties names it: a misspelt name, most often).
+// Contradictions between subschemas (allOf branches that exclude each
+// other) are not looked for.
+//
+// What validation costs is bounded:
 //
 //   - A $ref must be a JSON pointer into the same schema ("#/$defs/item").
 //     A remote or relative $ref is refused: schemas are never fetched (nor

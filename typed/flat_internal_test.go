@@ -93,3 +93,26 @@ func FuzzFlatIsSound(f *testing.F) {
 		}
 	})
 }
+
+// In an open schema an unknown member passes, so a shortcut that read a
+// name written with an escape as unknown would let {"\u006e":1.5} through
+// where {"n":1.5} fails: the shortcut declines such names, and the full
+// validator, which decodes them, refuses both alike.
+func TestFlatDeclinesEscapedNamesInAnOpenSchema(t *testing.T) {
+	t.Parallel()
+	open := `{"type":"object","properties":{"n":{"type":"integer"}}}`
+	f := flatten(json.RawMessage(open))
+	if assert.NotNil(t, f, "a flat schema") {
+		assert.False(t, f.closed)
+	}
+	v := compile("t", "InputSchema", json.RawMessage(open), true)
+	v.flat = f
+	for _, args := range []string{`{"n":1.5}`, `{"\u006e":1.5}`, `{"\u006E":1.5}`} {
+		assert.False(t, f.passes([]byte(args)), "the shortcut passes %s", args)
+		var ae *mcpmw.ArgError
+		if assert.ErrorAs(t, v.checkArgs(mcpmw.NewArgs([]byte(args))), &ae, args) {
+			assert.Equal(t, "n", ae.Field, args)
+		}
+	}
+	assert.NoError(t, v.checkArgs(mcpmw.NewArgs([]byte(`{"\u006e":1}`))))
+}

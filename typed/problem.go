@@ -328,11 +328,13 @@ func problem(kw string, s *jsonschema.Schema, cur any) string {
 	return "does not match the schema" + keywordNote(kw)
 }
 
+// article puts "a" or "an" before a type name: "an integer", "a string";
+// null is named alone.
 func article(t string) string {
-	switch t {
-	case "null":
+	switch {
+	case t == "null":
 		return "null"
-	case "integer", "object", "array":
+	case t != "" && strings.ContainsRune("aeiou", rune(t[0])):
 		return "an " + t
 	}
 	return "a " + t

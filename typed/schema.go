@@ -39,24 +39,37 @@ type validator struct {
 var noArgsSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
 
 // compile parses and resolves a tool's schema, or panics with a message
-// naming the tool and the field: a schema that is not JSON Schema, that
+// naming the tool and the field: a schema that is not JSON Schema (by the
+// meta-schema of its dialect), that allows no value (satisfiable.go), that
 // refers to anything outside itself, that is recursive or that expands to
-// more than maxSubschemas is a setup mistake.
+// more than maxSubschemas is a setup mistake. The message names the
+// keyword at fault by its JSON pointer ("/properties/n/minimum").
 func compile(tool, field string, raw json.RawMessage, wantObject bool) *validator {
 	fail := func(format string, a ...any) {
 		panic(fmt.Sprintf("mcpmw/typed: tool %q: %s: %s", tool, field, fmt.Sprintf(format, a...)))
 	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		fail("not a JSON Schema: %v", err)
+	}
+	top, _ := doc.(map[string]any)
+	declared, _ := top["$schema"].(string)
+	d, ok := dialectOf(declared)
+	if !ok {
+		fail("$schema %q is not supported: use 2020-12 (or leave $schema out)", capText(fmt.Sprint(top["$schema"])))
+	}
+	if ptr, problem, bad := metaProblem(d, doc); bad {
+		fail("%s: %s", pointerName(ptr), problem)
+	}
+	if ptr, problem, bad := unsatisfiable(doc); bad {
+		fail("%s: %s", pointerName(ptr), problem)
+	}
 	root := new(jsonschema.Schema)
 	if err := json.Unmarshal(raw, root); err != nil {
-		fail("not a JSON Schema: %v", err)
+		fail("not a JSON Schema: %v", err) // the meta-schema let through what jsonschema-go cannot hold
 	}
 	if wantObject && root.Type != "object" {
 		fail(`must have "type": "object" at its root`)
-	}
-	switch root.Schema {
-	case "", "https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
-	default:
-		fail("$schema %q is not supported: use 2020-12 (or leave $schema out)", root.Schema)
 	}
 	v := &validator{tool: tool, field: field, byPath: map[string]*jsonschema.Schema{}, alone: map[string]*jsonschema.Resolved{},
 		patterns: map[string][]*regexp.Regexp{}}
@@ -87,6 +100,14 @@ func compile(tool, field string, raw json.RawMessage, wantObject bool) *validato
 		v.alone[path], _ = w.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
 	}
 	return v
+}
+
+// pointerName is a JSON pointer as messages show it: "" is the root.
+func pointerName(ptr string) string {
+	if ptr == "" {
+		return "the root"
+	}
+	return ptr
 }
 
 // refuseRemote is the loader jsonschema-go calls for a $ref outside the

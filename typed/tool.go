@@ -57,12 +57,16 @@ func NewTool[In, Out any](name, description string, perm mcpmw.Permission, call 
 // In with Args.Decode (refusing a member repeated at any depth, and a
 // member that names a field of In only by case folding), and Out is made
 // the result as NewTool describes. It does not validate: set the Tool's
-// InputSchema by hand and wrap the Tool with Validate, which does.
+// InputSchema by hand and wrap the Tool with Validate, which does. Func
+// panics if call is nil: the tool would panic on every call.
 //
 //	typed.Validate(mcpmw.Tool{Name: "forecast", Permission: "read",
 //		InputSchema: json.RawMessage(`{"type":"object","properties":{"days":{"type":"integer","minimum":1,"maximum":14}}}`),
 //		Call:        typed.Func(forecast)})
 func Func[In, Out any](call func(ctx context.Context, c mcpmw.Caller, in In) (Out, error)) func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	if call == nil {
+		panic("mcpmw/typed: Func needs a func to call")
+	}
 	form := formOf[Out]()
 	return func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 		var in In

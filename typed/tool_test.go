@@ -231,6 +231,8 @@ func TestNewToolPanics(t *testing.T) {
 			}},
 		{name: "no call", want: `mcpmw/typed: tool "t" has no call func`,
 			f: func() { typed.NewTool[struct{}, string]("t", "d", "p", nil) }},
+		{name: "Func of nil", want: `mcpmw/typed: Func needs a func to call`,
+			f: func() { typed.Func[struct{}, string](nil) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

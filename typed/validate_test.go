@@ -155,6 +155,64 @@ func TestValidateRefusesAtConstruction(t *testing.T) {
 		{"not an object schema", `{"type":"array"}`, `must have "type": "object" at its root`},
 		{"bad pattern", `{"type":"object","properties":{"a":{"pattern":"("}}}`, `pattern`},
 		{"bad patternProperties", `{"type":"object","patternProperties":{"(":{}}}`, `patternProperties "("`},
+
+		// Not JSON Schema by the 2020-12 meta-schema: the keyword named by
+		// its JSON pointer, never by jsonschema-go's Go types.
+		{"misspelt type", `{"type":"object","properties":{"n":{"type":"integr"}}}`,
+			`InputSchema: /properties/n/type: "integr" is not a JSON Schema type: use "array", "boolean", "integer", "null", "number", "object" or "string"`},
+		{"misspelt type deep", `{"type":"object","$defs":{"d":{"allOf":[{"items":{"type":"strng"}}]}}}`, `InputSchema: /$defs/d/allOf/0/items/type: "strng"`},
+		{"empty type list", `{"type":"object","properties":{"n":{"type":[]}}}`, `/properties/n/type: an empty array of types allows no value`},
+		{"bad keyword value", `{"type":"object","properties":{"n":{"type":"integer","minimum":"one"}}}`, `InputSchema: /properties/n/minimum: must be a number, not "one"`},
+		{"negative minLength", `{"type":"object","properties":{"s":{"minLength":-1}}}`, `/properties/s/minLength: must be a non-negative integer, not -1`},
+		{"fractional maxItems", `{"type":"object","properties":{"a":{"maxItems":1.5}}}`, `/properties/a/maxItems: must be a non-negative integer, not 1.5`},
+		{"multipleOf zero", `{"type":"object","properties":{"n":{"multipleOf":0}}}`, `/properties/n/multipleOf: must be a number greater than 0, not 0`},
+		{"required repeats", `{"type":"object","required":["a","a"]}`, `/required: must be an array of distinct strings, not ["a","a"]`},
+		{"properties not schemas", `{"type":"object","properties":{"a":"string"}}`, `/properties/a: must be a schema (an object, or true or false), not "string"`},
+		{"properties an array", `{"type":"object","properties":[]}`, `/properties: must be an object whose members are schemas, not []`},
+		{"empty allOf", `{"type":"object","allOf":[]}`, `/allOf: must be a non-empty array of schemas, not []`},
+		{"items array in 2020-12", `{"type":"object","properties":{"a":{"items":[{"type":"string"}]}}}`,
+			`/properties/a/items: must be a schema (an array of schemas for the first items is prefixItems in 2020-12), not [{"type":"string"}]`},
+		{"enum not an array", `{"type":"object","properties":{"e":{"enum":"a"}}}`, `/properties/e/enum: must be an array, not "a"`},
+		{"pattern not a string", `{"type":"object","properties":{"s":{"pattern":5}}}`, `/properties/s/pattern: must be a string, not 5`},
+		{"draft-07 checked by its own meta-schema", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"minItems":"2"}}}`,
+			`/properties/a/minItems: must be a non-negative integer, not "2"`},
+
+		// JSON Schema, but allowing no value.
+		{"empty enum", `{"type":"object","properties":{"e":{"enum":[]}}}`, `/properties/e/enum: an empty enum allows no value`},
+		{"enum of another type", `{"type":"object","properties":{"e":{"type":"integer","enum":["1","2"]}}}`, `/properties/e/enum: no value of enum is an integer`},
+		{"enum of fractions for integers", `{"type":"object","properties":{"e":{"type":["integer","null"],"enum":[1.5]}}}`, `/properties/e/enum: no value of enum is an integer or null`},
+		{"const of another type", `{"type":"object","properties":{"c":{"type":"string","const":1}}}`, `/properties/c/const: const is not a string`},
+		{"minimum above maximum", `{"type":"object","properties":{"n":{"minimum":5,"maximum":1}}}`, `/properties/n/maximum: minimum 5 and maximum 1 leave no number between them`},
+		{"exclusive bounds meet", `{"type":"object","properties":{"n":{"exclusiveMinimum":1,"maximum":1}}}`, `/properties/n/maximum: exclusiveMinimum 1 and maximum 1 leave no number between them`},
+		{"the tighter bound counts", `{"type":"object","properties":{"n":{"minimum":0,"exclusiveMinimum":3,"maximum":9,"exclusiveMaximum":3}}}`,
+			`/properties/n/exclusiveMaximum: exclusiveMinimum 3 and exclusiveMaximum 3 leave no number between them`},
+		{"minLength above maxLength", `{"type":"object","properties":{"s":{"minLength":3,"maxLength":2}}}`, `/properties/s/maxLength: maxLength 2 is below minLength 3: nothing is allowed`},
+		{"minItems above maxItems", `{"type":"object","properties":{"a":{"minItems":3,"maxItems":2}}}`, `/properties/a/maxItems: maxItems 2 is below minItems 3`},
+		{"minProperties above maxProperties", `{"type":"object","minProperties":2,"maxProperties":1}`, `/maxProperties: maxProperties 1 is below minProperties 2`},
+		{"minContains above maxContains", `{"type":"object","properties":{"a":{"contains":{},"minContains":2,"maxContains":1}}}`, `/properties/a/maxContains: maxContains 1 is below minContains 2`},
+		{"required but false", `{"type":"object","properties":{"a":false},"required":["a"]}`, `/required: "a" is required, but its schema in properties is false`},
+		{"required misspelt in a closed object", `{"type":"object","properties":{"name":{"type":"string"}},"required":["nme"],"additionalProperties":false}`,
+			`/required: "nme" is required, but additionalProperties is false and properties does not name it`},
+		{"the higher lower bound counts", `{"type":"object","properties":{"n":{"minimum":5,"exclusiveMinimum":1,"maximum":3}}}`,
+			`/properties/n/maximum: minimum 5 and maximum 3 leave no number between them`},
+		{"the lower upper bound counts", `{"type":"object","properties":{"n":{"maximum":1,"exclusiveMaximum":9,"minimum":3}}}`,
+			`/properties/n/maximum: minimum 3 and maximum 1 leave no number between them`},
+		{"an exclusive bound equal to an inclusive one is the tighter", `{"type":"object","properties":{"n":{"minimum":1,"exclusiveMinimum":1,"maximum":1}}}`,
+			`/properties/n/maximum: exclusiveMinimum 1 and maximum 1 leave no number between them`},
+		{"the same on the upper side", `{"type":"object","properties":{"n":{"maximum":1,"exclusiveMaximum":1,"minimum":1}}}`,
+			`/properties/n/exclusiveMaximum: minimum 1 and exclusiveMaximum 1 leave no number between them`},
+		{"required misspelt beside patternProperties", `{"type":"object","patternProperties":{"^x-":{}},"required":["y"],"additionalProperties":false}`,
+			`/required: "y" is required, but additionalProperties is false and properties does not name it`},
+		{"enum of objects for an array", `{"type":"object","properties":{"a":{"type":"array","enum":[{},null,true,"s",1]}}}`, `/properties/a/enum: no value of enum is an array`},
+		{"const of an array for an object", `{"type":"object","properties":{"o":{"type":"object","const":[]}}}`, `/properties/o/const: const is not an object`},
+		{"const of a number for a boolean", `{"type":"object","properties":{"b":{"type":"boolean","const":0}}}`, `/properties/b/const: const is not a boolean`},
+		{"uniqueItems not a boolean", `{"type":"object","properties":{"a":{"uniqueItems":"yes"}}}`, `/properties/a/uniqueItems: must be true or false, not "yes"`},
+		{"dependentRequired of strings", `{"type":"object","dependentRequired":{"a":"b"}}`,
+			`/dependentRequired: must be an object whose members are arrays of distinct strings, not {"a":"b"}`},
+		{"draft-07 empty items array", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"items":[]}}}`,
+			`/properties/a/items: must be a schema or an array of schemas, not []`},
+		{"a keyword worded by the meta-schema", `{"type":"object","dependencies":5}`, `/dependencies: is not valid in JSON Schema (type: `},
+		{"contradiction deep", `{"type":"object","properties":{"a":{"type":"array","items":{"anyOf":[{"enum":[]}]}}}}`, `/properties/a/items/anyOf/0/enum: an empty enum allows no value`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -163,6 +221,7 @@ func TestValidateRefusesAtConstruction(t *testing.T) {
 				require.NotNil(t, r, "no panic")
 				assert.Contains(t, r, `mcpmw/typed: tool "t": InputSchema: `)
 				assert.Contains(t, r, tt.want)
+				assert.NotContains(t, r, "schemaWithoutMethods", "jsonschema-go's Go types are no place in a schema")
 			}()
 			typed.Validate(echoArgs(tt.schema))
 		})
@@ -195,6 +254,14 @@ func TestValidateAccepts(t *testing.T) {
 		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"array","items":[{"type":"string"}]}}}`,
 			`{"a":["s",1]}`, `{"a":[1]}`},
 		{"x-mcp-header annotations", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`, `{"region":"eu"}`, `{"region":1}`},
+		{"bounds that meet inclusively", `{"type":"object","properties":{"n":{"minimum":1,"maximum":1}}}`, `{"n":1}`, `{"n":2}`},
+		{"enum with a value of the type", `{"type":"object","properties":{"n":{"type":["integer","null"],"enum":["x",2.0,null]}}}`, `{"n":2}`, `{"n":"x"}`},
+		{"required by a pattern in a closed object", `{"type":"object","patternProperties":{"^x-":{"type":"string"}},"required":["x-a"],"additionalProperties":false}`,
+			`{"x-a":"s"}`, `{}`},
+		{"enums and consts of every type", `{"type":"object","properties":{"b":{"type":"boolean","enum":[true]},"a":{"type":"array","enum":[[1]]},
+			"o":{"type":"object","const":{}},"z":{"type":"null","enum":[null]},"n":{"type":"number","enum":[1.5]},"s":{"type":["string"],"const":"s"}}}`,
+			`{"b":true,"a":[1],"o":{},"z":null,"n":1.5,"s":"s"}`, `{"b":false}`},
+		{"bounds on numbers beside a string type", `{"type":"object","properties":{"s":{"type":"string","minLength":0,"maxLength":0}}}`, `{"s":""}`, `{"s":"a"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -260,6 +327,9 @@ func TestValidateOutput(t *testing.T) {
 	assert.NotPanics(t, func() {
 		typed.ValidateOutput(mcpmw.Tool{Name: "t", OutputSchema: json.RawMessage(`{"type":"integer"}`), Call: result(1).Call})
 	})
+	assert.PanicsWithValue(t, `mcpmw/typed: tool "t": OutputSchema: /properties/temp/maximum: minimum 10 and maximum -10 leave no number between them`, func() {
+		typed.ValidateOutput(mcpmw.Tool{Name: "t", OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"minimum":10,"maximum":-10}}}`), Call: result(1).Call})
+	}, "the output schema is checked as the input schema is")
 }
 
 // Where the failure cannot be followed down (an items schema that refers

@@ -1,7 +1,10 @@
 // Command conformance is the server the official MCP conformance suite
 // (@modelcontextprotocol/conformance) is run against: one stateless mcpmw
-// endpoint, built only on the library's public API, serving the fixture
-// tools the suite's tool scenarios call.
+// endpoint, built only on the library's public API, serving the fixtures
+// the suite's scenarios call: tools (tools.go), input_required rounds and
+// legacy elicitation through Ask (ask.go), resources, a resource template,
+// prompts and completion (resources.go), and the hooks of the
+// subscriptions/listen scenarios (listen.go).
 //
 //	go run ./examples/conformance
 //	bash scripts/conformance.sh      # builds it, starts it, runs the suite
@@ -13,8 +16,7 @@
 //	VERBOSE        when set, every request's audit record is logged to stderr
 //
 // Everyone is admitted: this is a test fixture, never a template for
-// authentication. Resources, prompts, completion and input_required
-// results are not served yet.
+// authentication.
 package main
 
 import (

@@ -1,6 +1,10 @@
-// Package quickstart_test checks that the README's quick start is true: its
-// main.go, pasted into an empty module with only a replace line added,
-// builds, runs and answers the README's curl lines.
+//go:build unix
+
+// Package quickstart_test checks that the README's quick start is true, as
+// a new user meets it: in a folder outside the repository, next to a
+// checkout, it runs the README's setup lines as written (a module of its
+// own, the replace line, go mod tidy, go run) with the README's main.go,
+// then the README's curl lines, with curl.
 package quickstart_test
 
 import (
@@ -8,13 +12,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,21 +40,35 @@ func block(t *testing.T, readme, marker string) string {
 	return code
 }
 
-// run runs a command in dir, failing the test with its output.
-func run(t *testing.T, dir string, env []string, name string, args ...string) {
+// shell runs script with bash in dir and returns its standard output,
+// failing the test with everything it printed.
+func shell(t *testing.T, dir, script string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s\n%v\n%s%s", script, err, out.String(), errs.String())
 	}
+	return out.String()
 }
 
-func TestQuickStartBuildsAndAnswersTheCurlLines(t *testing.T) {
+// saveStep is the README's line telling the reader to save main.go: the
+// setup lines before it run first, then main.go is saved where they left
+// the reader, then the rest run there.
+const saveStep = "# save the program below as main.go"
+
+func TestQuickStartAsANewUserRunsIt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module of its own")
+	}
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the README's lines need %s: %v", tool, err)
+		}
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -62,119 +79,90 @@ func TestQuickStartBuildsAndAnswersTheCurlLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(raw)
-	dir := t.TempDir()
+
+	// Outside the repository, beside a checkout named mcpmw, as the README
+	// says.
+	home := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(home, "mcpmw")); err != nil {
+		t.Fatal(err)
+	}
+	setup := block(t, readme, "<!-- quickstart:setup -->")
+	before, after, ok := strings.Cut(setup, saveStep)
+	if !ok {
+		t.Fatalf("the setup lines have no %q step", saveStep)
+	}
+	_, after, _ = strings.Cut(after, "\n")
+	lines := strings.Split(strings.TrimSpace(after), "\n")
+	last := lines[len(lines)-1]
+	if last != "go run ." {
+		t.Fatalf("the setup lines end with %q, not go run .", last)
+	}
+	dir := strings.TrimSpace(shell(t, home, before+"\npwd"))
+	if rel, err := filepath.Rel(root, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Fatalf("the quick start runs in %s, inside the repository", dir)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(block(t, readme, "<!-- quickstart:main.go -->")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"GOFLAGS=-mod=mod"}
-	run(t, dir, env, "go", "mod", "init", "quickstart")
-	run(t, dir, env, "go", "mod", "edit", "-replace", "github.com/mcpmw/mcpmw="+root) // the one line added
-	run(t, dir, env, "go", "mod", "tidy")
-	run(t, dir, env, "go", "build", "-o", "quickstart", ".")
+	shell(t, dir, strings.Join(lines[:len(lines)-1], "\n"))
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil || !strings.Contains(string(mod), "replace github.com/mcpmw/mcpmw => ../mcpmw") {
+		t.Fatalf("go.mod has not the README's replace line (%v):\n%s", err, mod)
+	}
 
+	// go run ., in its own process group: go run starts the program as a
+	// child, and both must stop with the test.
 	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv := exec.CommandContext(ctx, filepath.Join(dir, "quickstart"))
+	srv := exec.Command("bash", "-c", last)
+	srv.Dir = dir
 	srv.Env = append(os.Environ(), "ADDR="+addr)
-	var logs bytes.Buffer
-	srv.Stdout, srv.Stderr = &logs, &logs
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A file, not a buffer: the program writes it directly while the test
+	// reads it.
+	logs, err := os.Create(filepath.Join(home, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	srv.Stdout, srv.Stderr = logs, logs
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cancel(); _ = srv.Wait() }()
-	waitListening(t, addr)
+	defer func() {
+		_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
+		_ = srv.Wait()
+	}()
+	waitListening(t, addr, logs)
 
-	calls := curlLines(t, block(t, readme, "<!-- quickstart:curl -->"))
-	if len(calls) < 4 {
-		t.Fatalf("found %d curl lines, want discover, tools/list, tools/call and initialize", len(calls))
+	curls := block(t, readme, "<!-- quickstart:curl -->")
+	n := strings.Count(curls, "\ncurl ") + 1
+	if n < 4 {
+		t.Fatalf("found %d curl lines, want discover, tools/list, tools/call and initialize", n)
 	}
-	for _, c := range calls {
-		req, err := http.NewRequest(http.MethodPost, strings.Replace(c.url, "127.0.0.1:8080", addr, 1), strings.NewReader(c.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header = c.header
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+	out := shell(t, dir, strings.ReplaceAll(curls, "127.0.0.1:8080", addr))
+	answers := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(answers) != n {
+		t.Fatalf("%d curl lines printed %d lines: each answer must end its own line\n%s", n, len(answers), out)
+	}
+	for i, a := range answers {
 		var msg struct {
+			ID     int             `json:"id"`
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &msg) != nil || msg.Result == nil || msg.Error != nil {
-			t.Errorf("%s: %d %s\nserver log:\n%s", c.body, resp.StatusCode, body, logs.String())
+		if err := json.Unmarshal([]byte(a), &msg); err != nil || msg.Result == nil || msg.Error != nil || msg.ID != i+1 {
+			t.Errorf("curl line %d: %s (%v)\nserver log:\n%s", i+1, a, err, logged(logs))
 		}
+	}
+	if !strings.Contains(answers[2], `"structuredContent":{"message":"hi"}`) {
+		t.Errorf("the echo tool did not answer hi: %s", answers[2])
 	}
 }
 
-// curlCall is one curl line of the README: a POST with headers and a body.
-type curlCall struct {
-	url    string
-	header http.Header
-	body   string
-}
-
-// curlLines parses the README's curl commands: single-quoted arguments,
-// lines continued with a backslash.
-func curlLines(t *testing.T, script string) []curlCall {
-	t.Helper()
-	var calls []curlCall
-	for _, cmd := range strings.Split(strings.ReplaceAll(script, "\\\n", " "), "\n") {
-		words := shellWords(cmd)
-		if len(words) == 0 || words[0] != "curl" {
-			continue
-		}
-		c := curlCall{header: http.Header{}}
-		for i := 1; i < len(words); i++ {
-			switch w := words[i]; {
-			case w == "-H" && i+1 < len(words):
-				k, v, _ := strings.Cut(words[i+1], ":")
-				c.header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-				i++
-			case w == "-d" && i+1 < len(words):
-				c.body = words[i+1]
-				i++
-			case strings.HasPrefix(w, "http://"):
-				c.url = w
-			}
-		}
-		if c.url == "" || c.body == "" {
-			t.Fatalf("curl line without a URL or a body: %s", cmd)
-		}
-		calls = append(calls, c)
-	}
-	return calls
-}
-
-// shellWords splits a command line on spaces, keeping single-quoted words
-// whole (the README's curl lines use no other quoting).
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	in, any := false, false
-	for _, r := range s {
-		switch {
-		case r == '\'':
-			in, any = !in, true
-		case (r == ' ' || r == '\t') && !in:
-			if any {
-				words = append(words, cur.String())
-			}
-			cur.Reset()
-			any = false
-		default:
-			cur.WriteRune(r)
-			any = true
-		}
-	}
-	if any {
-		words = append(words, cur.String())
-	}
-	return words
+// logged returns what the program has written to its log file.
+func logged(f *os.File) string {
+	b, _ := os.ReadFile(f.Name())
+	return string(b)
 }
 
 func freeAddr(t *testing.T) string {
@@ -187,9 +175,9 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func waitListening(t *testing.T, addr string) {
+func waitListening(t *testing.T, addr string, logs *os.File) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // go run compiles first
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
@@ -197,5 +185,5 @@ func waitListening(t *testing.T, addr string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal(fmt.Errorf("the quick start did not listen on %s within 30 s", addr))
+	t.Fatal(fmt.Errorf("the quick start did not listen on %s within 2 minutes:\n%s", addr, logged(logs)))
 }
