@@ -35,6 +35,7 @@ type Handler struct {
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
 	asks       *pendingAsks // legacy requests to clients awaiting their answer POST
+	inflight   *inflight    // legacy calls a notifications/cancelled may name
 	notifier   Notifier     // Options.Notifier: where Publish sends events
 	hub        *hub         // the open subscriptions/listen streams (listen.go)
 	stopNotify func()       // stops hearing the Notifier; nil when nothing listens
@@ -69,6 +70,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		observer:   o.Observer,
 		ad:         &advertisement{}, // encoded below, once the methods are known
 		asks:       &pendingAsks{},
+		inflight:   &inflight{},
 		notifier:   o.Notifier,
 		hub:        newHub(),
 	}
@@ -93,7 +95,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 // (when there is a Registry), the prompts' (when it holds a prompt) and
 // the application's.
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
-	methods := builtinMethods(h.ad, o.ClientLogLevel != "")
+	methods := builtinMethods(h.ad, o.ClientLogLevel != "", h.inflight)
 	ask := &asking{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
 		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
@@ -292,7 +294,10 @@ func (h *Handler) route(x *exchange, req *Request) answer {
 
 // call dispatches the request through the middleware to its method, with
 // an event stream ready when the method may use one, and turns the
-// Response into the answer.
+// Response into the answer. On the legacy revisions a request of any
+// method that can block is in flight while it runs, so that a
+// notifications/cancelled naming its id cancels its context, whatever the
+// method (inflight.go).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
 	x.info = callInfo{caller: req.Caller, target: target}
 	if m != nil && m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {
@@ -300,6 +305,11 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		x.info.stream = x.stream
 	}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
+	if m != nil && !m.quick && req.revision().cancelsByNotification() {
+		var done func()
+		ctx, done = h.inflight.add(ctx, req)
+		defer done()
+	}
 	if m != nil && m.listens {
 		var a *answer
 		if ctx, a = x.openListen(ctx); a != nil {

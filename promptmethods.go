@@ -21,7 +21,7 @@ type promptMethods struct {
 // stream, so that a legacy prompt can Ask its client over the stream.
 func (p *promptMethods) methods() []Method {
 	return []Method{
-		{Name: "prompts/list", Capability: "prompts", Handle: p.list},
+		{Name: "prompts/list", Capability: "prompts", Handle: p.list, quick: true},
 		{Name: "prompts/get", Capability: "prompts", Streams: true, Target: p.target, Handle: p.get},
 	}
 }
