@@ -293,16 +293,17 @@ func readRound(req *Request, ring *KeyRing, target string) (round, *Response) {
 	return r, nil
 }
 
-// roundBinding is what a tools/call's state is valid for: the caller, the
-// method, the tool, and its arguments (compacted, so spacing does not
-// matter).
+// roundBinding is what a round's state is valid for: the caller, the
+// endpoint, the revision, the method, the target (tool, prompt or resource
+// URI), and its arguments (compacted, so spacing does not matter).
 func roundBinding(req *Request, target string) stateBinding {
 	args := req.param("arguments")
 	var buf bytes.Buffer
 	if json.Compact(&buf, args) == nil {
 		args = buf.Bytes()
 	}
-	return stateBinding{callerID: callerID(req.Caller), method: req.Method, target: target, args: argsDigest(args)}
+	return stateBinding{callerID: callerID(req.Caller), endpoint: req.endpoint.binding(), revision: req.Version,
+		method: req.Method, target: target, args: argsDigest(args)}
 }
 
 // inputRequired encodes the input_required result of a round: what was

@@ -29,6 +29,7 @@ type Handler struct {
 	challenge  string // for 401
 	metadata   string // Options.ResourceMetadata, for 403
 	sessionIDs bool
+	endpoint   string // Options.Endpoint
 	logger     *slog.Logger
 	observer   Observer
 	methods    *methodTable
@@ -66,6 +67,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		challenge:  o.Challenge,
 		metadata:   o.ResourceMetadata,
 		sessionIDs: o.LegacySessionIDs,
+		endpoint:   o.Endpoint,
 		logger:     o.Logger,
 		observer:   o.Observer,
 		ad:         &advertisement{}, // encoded below, once the methods are known
@@ -250,7 +252,7 @@ func (h *Handler) serve(x *exchange) answer {
 	}
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req
-	a = parseRequest(req, env, caller, x.r.Header)
+	a = parseRequest(req, env, caller, x.r.Header, h.endpointOf(x.r))
 	// What the client named and sent, for the record, whatever a
 	// middleware makes of the request later.
 	switch req.Method {
@@ -326,6 +328,16 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		resp.Cause = fmt.Errorf("dispatcher returned a nil Response for %q", req.Method)
 	}
 	return h.answerTo(req, resp)
+}
+
+// endpointOf names the endpoint r arrived at, as the requestState of its
+// rounds is bound to it: Options.Endpoint, or else the paths r names.
+func (h *Handler) endpointOf(r *http.Request) endpointName {
+	if h.endpoint != "" {
+		return endpointName{name: h.endpoint}
+	}
+	requested, _, _ := strings.Cut(r.RequestURI, "?")
+	return endpointName{path: r.URL.Path, requested: requested}
 }
 
 // checkHosts refuses (403) a Host outside AllowedHosts, when CheckHost is

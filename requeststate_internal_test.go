@@ -29,6 +29,8 @@ func mustRing(t testing.TB, keys ...[]byte) *KeyRing {
 func testBinding() *stateBinding {
 	return &stateBinding{
 		callerID: "alice",
+		endpoint: "path 4 /mcp",
+		revision: "2026-07-28",
 		method:   "tools/call",
 		target:   "book_flight",
 		args:     argsDigest([]byte(`{"from":"AMS","to":"LIS"}`)),
@@ -121,7 +123,8 @@ func TestRequestStateRotation(t *testing.T) {
 }
 
 // TestRequestStateBinding: state minted for one request is refused for any
-// other caller, endpoint, method, target or arguments, as if altered.
+// other caller, endpoint, revision, method, target or arguments, as if
+// altered.
 func TestRequestStateBinding(t *testing.T) {
 	t.Parallel()
 	r := mustRing(t, stateKey1)
@@ -133,12 +136,14 @@ func TestRequestStateBinding(t *testing.T) {
 		{"other caller", func(b *stateBinding) { b.callerID = "mallory" }},
 		{"caller prefix", func(b *stateBinding) { b.callerID = "alic" }},
 		{"other endpoint", func(b *stateBinding) { b.endpoint = "admin" }},
+		{"other revision", func(b *stateBinding) { b.revision = "2027-01-01" }},
 		{"other method", func(b *stateBinding) { b.method = "prompts/get" }},
 		{"other target", func(b *stateBinding) { b.target = "cancel_flight" }},
 		{"other arguments", func(b *stateBinding) { b.args = argsDigest([]byte(`{"from":"AMS","to":"LHR"}`)) }},
 		{"arguments re-encoded", func(b *stateBinding) { b.args = argsDigest([]byte(`{"from": "AMS", "to": "LIS"}`)) }},
 		{"no arguments", func(b *stateBinding) { b.args = argsDigest(nil) }},
 		{"a byte moved between fields", func(b *stateBinding) { b.callerID, b.endpoint = "alic", "e" }},
+		{"a byte moved into the revision", func(b *stateBinding) { b.endpoint, b.revision = "path 4 /mc", "p2026-07-28" }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -345,4 +350,74 @@ func TestRequestStateConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// roundBinding binds a round's state to everything the request acts on:
+// changing any one of them (the caller, the endpoint it arrived at by
+// name, path or requested path, the revision, the method, the target, the
+// arguments) changes the binding, and only what means the same (the
+// arguments' spacing) leaves it.
+func TestRoundBindingNamesEverythingItActsOn(t *testing.T) {
+	t.Parallel()
+	base := func() (*Request, string) {
+		return &Request{Method: "tools/call", Version: LatestVersion, Caller: idCaller{id: "alice"},
+			Params:   []byte(`{"name":"book","arguments":{"to":"LIS"}}`),
+			endpoint: endpointName{path: "/mcp", requested: "/mcp"}}, "book"
+	}
+	aad := func(req *Request, target string) string {
+		b := roundBinding(req, target)
+		return string(b.appendAAD(nil, make([]byte, stateHeaderLen)))
+	}
+	want := aad(base())
+	for _, tt := range []struct {
+		name   string
+		change func(r *Request, target *string)
+		same   bool
+	}{
+		{name: "caller", change: func(r *Request, _ *string) { r.Caller = idCaller{id: "mallory"} }},
+		{name: "path", change: func(r *Request, _ *string) { r.endpoint.path = "/admin/mcp" }},
+		{name: "requested path", change: func(r *Request, _ *string) { r.endpoint.requested = "/admin/mcp" }},
+		{name: "endpoint name", change: func(r *Request, _ *string) { r.endpoint.name = "orders" }},
+		{name: "revision", change: func(r *Request, _ *string) { r.Version = Version20251125 }},
+		{name: "method", change: func(r *Request, _ *string) { r.Method = "prompts/get" }},
+		{name: "target", change: func(_ *Request, target *string) { *target = "cancel" }},
+		{name: "arguments", change: func(r *Request, _ *string) { r.Params = []byte(`{"name":"book","arguments":{"to":"LHR"}}`) }},
+		{name: "no arguments", change: func(r *Request, _ *string) { r.Params = []byte(`{"name":"book"}`) }},
+		{name: "spacing", same: true, change: func(r *Request, _ *string) { r.Params = []byte(`{"name":"book","arguments":{ "to" : "LIS" }}`) }},
+	} {
+		req, target := base()
+		tt.change(req, &target)
+		if tt.same {
+			assert.Equal(t, want, aad(req, target), tt.name)
+		} else {
+			assert.NotEqual(t, want, aad(req, target), tt.name)
+		}
+	}
+}
+
+// endpointName.binding never gives two endpoints one binding: a name is
+// never a path, and the length of the path says where the requested path
+// starts.
+func TestEndpointBindingsAreDistinct(t *testing.T) {
+	t.Parallel()
+	seen := map[string]endpointName{}
+	for _, e := range []endpointName{
+		{path: "/mcp", requested: "/mcp"},
+		{path: "/mcp", requested: "/internal/mcp"},
+		{path: "/mcp/", requested: "internal/mcp"},
+		{path: "/mcp/internal/mcp"},
+		{requested: "/mcp/internal/mcp"},
+		{path: "/admin/mcp", requested: "/admin/mcp"},
+		{name: "orders"},
+		{name: "path 4 /mcp/mcp"},
+		{},
+	} {
+		b := e.binding()
+		if prev, dup := seen[b]; dup {
+			t.Errorf("%+v and %+v share the binding %q", prev, e, b)
+		}
+		seen[b] = e
+	}
+	assert.Equal(t, endpointName{name: "orders"}.binding(), endpointName{name: "orders", path: "/x"}.binding(),
+		"a name stands for the endpoint wherever it is mounted")
 }
