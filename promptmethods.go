@@ -15,6 +15,7 @@ type promptMethods struct {
 	pageSize int
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
+	pages    listPages[*promptEntry]
 }
 
 // methods returns the prompts capability's methods. prompts/get may
@@ -35,7 +36,7 @@ func (p *promptMethods) list(_ context.Context, req *Request) *Response {
 	}
 	f := pageFormat{size: p.pageSize, ttlMs: p.ttl.Milliseconds(), serverMeta: p.ad.serverMeta}
 	tab := p.reg.promptTable()
-	return cachedPage(f, "prompts", tab.list, tab.perms, &tab.pages, req.Caller, req.revision(), off)
+	return cachedPage(f, "prompts", tab.list, tab.perms, p.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
 }
 
 // target finds the prompt a prompts/get names.

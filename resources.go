@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 )
 
@@ -312,6 +313,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 			fail("Complete names the variable %q, which the template does not have (it has %v)", name, tmpl.names)
 		}
 	}
+	t.Complete = maps.Clone(t.Complete) // looked up at every completion/complete: the caller's map may change
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,
 		target: Target{Kind: "resource template", Name: t.URITemplate, Permission: t.Permission}}
 	for v := range revisionCount {

@@ -14,6 +14,7 @@ type toolMethods struct {
 	pageSize int
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
+	pages    listPages[*entry]
 }
 
 // methods returns the tools capability's methods.
@@ -32,7 +33,8 @@ func (t *toolMethods) list(_ context.Context, req *Request) *Response {
 		return resp
 	}
 	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
-	return f.page(t.reg.table(), req.Caller, req.revision(), off)
+	tab := t.reg.table()
+	return cachedPage(f, "tools", tab.list, tab.perms, t.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
 }
 
 // target finds the tool a tools/call names.
