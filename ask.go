@@ -329,7 +329,7 @@ func roundBinding(req *Request, target string) stateBinding {
 	if json.Compact(&buf, args) == nil {
 		args = buf.Bytes()
 	}
-	return stateBinding{callerID: callerID(req.Caller), endpoint: req.endpoint.binding(), revision: req.Version,
+	return stateBinding{callerID: callerID(req.Caller), endpoint: req.endpoint, revision: req.Version,
 		method: req.Method, target: target, args: argsDigest(args)}
 }
 

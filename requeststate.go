@@ -266,8 +266,8 @@ type stateBinding struct {
 	// endpoint tells apart the endpoints of one application that share a
 	// key ring (say, /mcp and /admin/mcp), so that state minted by one is
 	// not accepted by another that happens to have a target of the same
-	// name: endpointName.binding of the request.
-	endpoint string
+	// name.
+	endpoint endpointName
 	// revision is the protocol revision the state was sealed on: what a
 	// round's answers mean is the revision's.
 	revision string
@@ -285,21 +285,12 @@ type stateBinding struct {
 // handler sees together with the path the client requested (the
 // request-target before any '?'). Both are the same on every instance of a
 // service; keeping both tells apart two endpoints of one process even
-// when an in-process rewrite (http.StripPrefix) shows them one path.
+// when an in-process rewrite (http.StripPrefix) shows them one path. Each
+// field is authenticated on its own, so a name never reads as a path.
 type endpointName struct {
 	name      string // Options.Endpoint
 	path      string // r.URL.Path
 	requested string // r.RequestURI up to '?'
-}
-
-// binding returns e as a stateBinding holds it: no two endpointNames
-// share one (a name never reads as a path, a path's length says where
-// the requested path starts).
-func (e endpointName) binding() string {
-	if e.name != "" {
-		return "name " + e.name
-	}
-	return "path " + strconv.Itoa(len(e.path)) + " " + e.path + e.requested
 }
 
 // argsDigest returns the digest of a request's arguments that a binding
@@ -311,8 +302,9 @@ func argsDigest(raw []byte) [stateDigestLen]byte { return sha256.Sum256(raw) }
 
 // aadLen is the length of the additional data for b.
 func (b *stateBinding) aadLen() int {
-	return stateHeaderLen + 5*binary.MaxVarintLen64 +
-		len(b.callerID) + len(b.endpoint) + len(b.revision) + len(b.method) + len(b.target) + stateDigestLen
+	e := &b.endpoint
+	return stateHeaderLen + 7*binary.MaxVarintLen64 + len(b.callerID) + len(e.name) + len(e.path) + len(e.requested) +
+		len(b.revision) + len(b.method) + len(b.target) + stateDigestLen
 }
 
 // appendAAD appends the additional data authenticated with a state: its
@@ -320,7 +312,8 @@ func (b *stateBinding) aadLen() int {
 // bindings share an encoding ("ab"+"c" is not "a"+"bc").
 func (b *stateBinding) appendAAD(dst, header []byte) []byte {
 	dst = append(dst, header...)
-	for _, s := range [...]string{b.callerID, b.endpoint, b.revision, b.method, b.target} {
+	e := &b.endpoint
+	for _, s := range [...]string{b.callerID, e.name, e.path, e.requested, b.revision, b.method, b.target} {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
 	}

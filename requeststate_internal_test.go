@@ -29,7 +29,7 @@ func mustRing(t testing.TB, keys ...[]byte) *KeyRing {
 func testBinding() *stateBinding {
 	return &stateBinding{
 		callerID: "alice",
-		endpoint: "path 4 /mcp",
+		endpoint: endpointName{path: "/mcp", requested: "/mcp"},
 		revision: "2026-07-28",
 		method:   "tools/call",
 		target:   "book_flight",
@@ -135,15 +135,18 @@ func TestRequestStateBinding(t *testing.T) {
 	}{
 		{"other caller", func(b *stateBinding) { b.callerID = "mallory" }},
 		{"caller prefix", func(b *stateBinding) { b.callerID = "alic" }},
-		{"other endpoint", func(b *stateBinding) { b.endpoint = "admin" }},
+		{"other endpoint", func(b *stateBinding) { b.endpoint.path, b.endpoint.requested = "/admin/mcp", "/admin/mcp" }},
+		{"other requested path", func(b *stateBinding) { b.endpoint.requested = "/internal/mcp" }},
+		{"named endpoint", func(b *stateBinding) { b.endpoint.name = "orders" }},
+		{"a name where a path was", func(b *stateBinding) { b.endpoint = endpointName{name: "/mcp", requested: "/mcp"} }},
 		{"other revision", func(b *stateBinding) { b.revision = "2027-01-01" }},
 		{"other method", func(b *stateBinding) { b.method = "prompts/get" }},
 		{"other target", func(b *stateBinding) { b.target = "cancel_flight" }},
 		{"other arguments", func(b *stateBinding) { b.args = argsDigest([]byte(`{"from":"AMS","to":"LHR"}`)) }},
 		{"arguments re-encoded", func(b *stateBinding) { b.args = argsDigest([]byte(`{"from": "AMS", "to": "LIS"}`)) }},
 		{"no arguments", func(b *stateBinding) { b.args = argsDigest(nil) }},
-		{"a byte moved between fields", func(b *stateBinding) { b.callerID, b.endpoint = "alic", "e" }},
-		{"a byte moved into the revision", func(b *stateBinding) { b.endpoint, b.revision = "path 4 /mc", "p2026-07-28" }},
+		{"a byte moved between fields", func(b *stateBinding) { b.callerID, b.endpoint.name = "alic", "e" }},
+		{"a byte moved into the revision", func(b *stateBinding) { b.endpoint.requested, b.revision = "/mc", "p2026-07-28" }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -393,31 +396,4 @@ func TestRoundBindingNamesEverythingItActsOn(t *testing.T) {
 			assert.NotEqual(t, want, aad(req, target), tt.name)
 		}
 	}
-}
-
-// endpointName.binding never gives two endpoints one binding: a name is
-// never a path, and the length of the path says where the requested path
-// starts.
-func TestEndpointBindingsAreDistinct(t *testing.T) {
-	t.Parallel()
-	seen := map[string]endpointName{}
-	for _, e := range []endpointName{
-		{path: "/mcp", requested: "/mcp"},
-		{path: "/mcp", requested: "/internal/mcp"},
-		{path: "/mcp/", requested: "internal/mcp"},
-		{path: "/mcp/internal/mcp"},
-		{requested: "/mcp/internal/mcp"},
-		{path: "/admin/mcp", requested: "/admin/mcp"},
-		{name: "orders"},
-		{name: "path 4 /mcp/mcp"},
-		{},
-	} {
-		b := e.binding()
-		if prev, dup := seen[b]; dup {
-			t.Errorf("%+v and %+v share the binding %q", prev, e, b)
-		}
-		seen[b] = e
-	}
-	assert.Equal(t, endpointName{name: "orders"}.binding(), endpointName{name: "orders", path: "/x"}.binding(),
-		"a name stands for the endpoint wherever it is mounted")
 }
