@@ -346,3 +346,22 @@ func TestLegacyCancelReachesEveryCallSharingAnID(t *testing.T) {
 		})
 	}
 }
+
+// Only a legacy call is in flight: a 2026-07-28 call, cancelled by closing
+// its stream, is out of reach of a legacy notifications/cancelled naming
+// its id (the revision has no such notification).
+func TestLegacyCancelDoesNotReachA2026Call(t *testing.T) {
+	t.Parallel()
+	w := newWaitingMethod("1")
+	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{w.method()}})
+	go h.ServeHTTP(httptest.NewRecorder(), modern(`"dup"`, "app/wait", `"n":"1"`))
+	<-w.started
+	cancelDup(t, h)
+	select {
+	case e := <-w.ended:
+		t.Fatalf("a 2026-07-28 call ended on a legacy cancel: %v", e)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(w.release["1"])
+	assert.Equal(t, map[string]string{"1": ""}, w.endings(t, 1))
+}

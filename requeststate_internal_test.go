@@ -397,3 +397,24 @@ func TestRoundBindingNamesEverythingItActsOn(t *testing.T) {
 		}
 	}
 }
+
+// aadLen, by which seal and open size their buffer once, is the length of
+// the additional data with room for the longest length prefixes: never
+// short (a second allocation, or a panic), and no more than the prefixes'
+// unused room over.
+func TestRequestStateAADLen(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 300)
+	header := make([]byte, stateHeaderLen)
+	for _, b := range []*stateBinding{
+		testBinding(),
+		{callerID: "a"},
+		{callerID: long, endpoint: endpointName{name: long, path: long, requested: long}, revision: long, method: long, target: long},
+		{callerID: "a", endpoint: endpointName{requested: long}, target: strings.Repeat("é", 70000)},
+	} {
+		aad := b.appendAAD(nil, header)
+		spare := b.aadLen() - len(aad)
+		assert.GreaterOrEqual(t, spare, 0, "aadLen is never short")
+		assert.LessOrEqual(t, spare, 7*(binary.MaxVarintLen64-1), "aadLen is at most the prefixes' room over")
+	}
+}
