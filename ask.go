@@ -93,7 +93,10 @@ func ListRoots() InputRequest {
 
 // ErrInputRequired ends a round: Ask returns it, wrapped, when the answer is
 // not there yet, and the tool returns it (or an error joining several) for
-// the handler to send the input_required result.
+// the handler to send the input_required result. Returned without an Ask
+// in the round having asked anything (and on the legacy revisions, where
+// Ask waits instead), it is the tool's mistake: the caller gets -32603
+// "Internal error", and the log and the record say why.
 var ErrInputRequired = errors.New("mcpmw: the client's input is required")
 
 // A round is what one tools/call round knows of asking: the answers it
@@ -242,10 +245,21 @@ func (a *asking) begin(ctx context.Context, req *Request, target string) (contex
 
 // inputRequired answers a round whose handler returned err, when err ends
 // the round by asking the client (asked); otherwise it returns false and
-// err is the handler's to report.
+// err is the handler's to report. A handler that returns ErrInputRequired
+// without having asked anything this round (on a legacy revision Ask never
+// returns it) made a mistake: an input_required result with no
+// inputRequests would leave the client nothing to answer, so it is an
+// internal error, logged and recorded as the handler's.
 func (a *asking) inputRequired(req *Request, target string, rnd *round, err error) (resp *Response, asked bool) {
-	if err == nil || !asksClient(err) || req.revision().asksOnStream() {
+	if err == nil || !asksClient(err) {
 		return nil, false
+	}
+	if len(rnd.asked) == 0 {
+		kind := handlerKind(req.Method)
+		resp := ErrorResponse(CodeInternalError, "Internal error")
+		resp.Target, resp.Summary = target, kind+" mistake: returned ErrInputRequired without calling Ask"
+		resp.Cause = fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, target, err)
+		return resp, true
 	}
 	body, err := rnd.inputRequired(req, a.ring, target, a.ad.serverMeta)
 	if err != nil {
@@ -255,6 +269,19 @@ func (a *asking) inputRequired(req *Request, target string, rnd *round, err erro
 	}
 	return &Response{Result: body, Target: target, Outcome: OutcomeInputRequired, encoded: true,
 		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input" + plural(len(rnd.asked))}, true
+}
+
+// handlerKind names what serves method, for messages about its mistakes.
+func handlerKind(method string) string {
+	switch method {
+	case "tools/call":
+		return "tool"
+	case "prompts/get":
+		return "prompt"
+	case "resources/read":
+		return "resource"
+	}
+	return "method"
 }
 
 // stateLifetime is how long a round's state stays valid.
@@ -293,16 +320,17 @@ func readRound(req *Request, ring *KeyRing, target string) (round, *Response) {
 	return r, nil
 }
 
-// roundBinding is what a tools/call's state is valid for: the caller, the
-// method, the tool, and its arguments (compacted, so spacing does not
-// matter).
+// roundBinding is what a round's state is valid for: the caller, the
+// endpoint, the revision, the method, the target (tool, prompt or resource
+// URI), and its arguments (compacted, so spacing does not matter).
 func roundBinding(req *Request, target string) stateBinding {
 	args := req.param("arguments")
 	var buf bytes.Buffer
 	if json.Compact(&buf, args) == nil {
 		args = buf.Bytes()
 	}
-	return stateBinding{callerID: callerID(req.Caller), method: req.Method, target: target, args: argsDigest(args)}
+	return stateBinding{callerID: callerID(req.Caller), endpoint: req.endpoint, revision: req.Version,
+		method: req.Method, target: target, args: argsDigest(args)}
 }
 
 // inputRequired encodes the input_required result of a round: what was

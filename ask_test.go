@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -315,4 +316,56 @@ func TestAskStateIgnoresArgumentSpacing(t *testing.T) {
 	code, res, rpcErr := serveRound(t, h, req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "delete"))
 	require.Nil(t, rpcErr, "status %d", code)
 	assert.Equal(t, "complete", res.ResultType)
+}
+
+// A tool, prompt or resource read that returns ErrInputRequired without
+// having called Ask used to get an input_required result with an empty
+// inputRequests: nothing for the client to answer, and a retry loop. It is
+// the handler's mistake: -32603, logged, and recorded as such, on every
+// revision.
+func TestErrInputRequiredWithoutAskIsTheHandlersMistake(t *testing.T) {
+	t.Parallel()
+	for _, wrong := range []error{mcpmw.ErrInputRequired, fmt.Errorf("need more: %w", mcpmw.ErrInputRequired)} {
+		var reg mcpmw.Registry
+		reg.Add(mcpmw.Tool{Name: "twin", Description: "d", Permission: "read",
+			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+				return mcpmw.ToolResult{}, wrong
+			}})
+		reg.AddPrompts(mcpmw.Prompt{Name: "twin", Description: "d", Permission: "read",
+			Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+				return mcpmw.PromptResult{}, wrong
+			}})
+		reg.AddResources(mcpmw.Resource{URI: "twin://r", Name: "twin", Permission: "read",
+			Read: func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) { return nil, wrong }})
+		logs := &syncBuffer{}
+		a := &spy{}
+		h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Logger: newTextLogger(logs)})
+		for _, tc := range []struct{ method, target, kind string }{
+			{"tools/call", "twin", "tool"},
+			{"prompts/get", "twin", "prompt"},
+			{"resources/read", "twin://r", "resource"},
+		} {
+			member := `"name"`
+			if tc.method == "resources/read" {
+				member = `"uri"`
+			}
+			for _, r := range []*http.Request{
+				twinRound("/mcp", tc.method, tc.target, "", ""),
+				legacy(mcpmw.Version20251125, "1", tc.method, member+`:"`+tc.target+`"`),
+			} {
+				msg := tc.method + " " + r.Header.Get("MCP-Protocol-Version") + " " + wrong.Error()
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				assert.Equal(t, http.StatusInternalServerError, w.Code, msg)
+				assert.NotContains(t, w.Body.String(), "input_required", msg)
+				assert.Contains(t, w.Body.String(), `"code":-32603,"message":"Internal error"`, msg)
+				recs := a.records()
+				rec := recs[len(recs)-1]
+				assert.Equal(t, mcpmw.OutcomeError, rec.Outcome, msg)
+				assert.Equal(t, tc.target, rec.Target, msg)
+				assert.Equal(t, tc.kind+" mistake: returned ErrInputRequired without calling Ask", rec.Summary, msg)
+			}
+		}
+		assert.Equal(t, 6, strings.Count(logs.String(), "returned ErrInputRequired, but asked nothing this round"), logs.String())
+	}
 }

@@ -15,16 +15,19 @@ var emptyObject = []byte("{}")
 
 // builtinMethods returns the methods every endpoint has, answering from ad;
 // logging adds logging/setLevel (and declares the logging capability).
-func builtinMethods(ad *advertisement, logging bool) []Method {
+// The legacy notifications/cancelled stops the running calls of calls, of
+// whatever method.
+func builtinMethods(ad *advertisement, logging bool, calls *inflight) []Method {
 	ms := []Method{
-		{Name: "server/discover", Revisions: modernOnly, Handle: ad.answerDiscover},
-		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize},
-		{Name: "ping", Revisions: legacyOnly, Handle: answerEmpty},
+		{Name: "server/discover", Revisions: modernOnly, Handle: ad.answerDiscover, quick: true},
+		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize, quick: true},
+		{Name: "ping", Revisions: legacyOnly, Handle: answerEmpty, quick: true},
+		{Name: "notifications/cancelled", Revisions: legacyOnly, Handle: calls.cancel},
 	}
 	if logging {
 		// A stateless server has nothing to remember a log level in; the
 		// legacy revisions only expect an empty result.
-		ms = append(ms, Method{Name: "logging/setLevel", Capability: "logging", Revisions: legacyOnly, Handle: answerEmpty})
+		ms = append(ms, Method{Name: "logging/setLevel", Capability: "logging", Revisions: legacyOnly, Handle: answerEmpty, quick: true})
 	}
 	return ms
 }

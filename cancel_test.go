@@ -1,9 +1,12 @@
 package mcpmw_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +95,273 @@ func TestLegacyCancelNeedsCallerID(t *testing.T) {
 	assert.Contains(t, recs[0].Summary, "no CallerID")
 	stop()
 	<-ended
+}
+
+// protocols are the transports every streaming path is tried on.
+var protocols = []string{"HTTP/1.1", "HTTP/2"}
+
+// serveOver serves h on loopback over proto (HTTP/2 with TLS) until the
+// test ends, and returns a client for it and its URL.
+func serveOver(t *testing.T, proto string, h http.Handler) (*http.Client, string) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	if proto == "HTTP/2" {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	t.Cleanup(client.CloseIdleConnections)
+	return client, srv.URL
+}
+
+// postWith POSTs a legacy (2025-11-25) body as the reader through client.
+func postWith(ctx context.Context, t *testing.T, client *http.Client, url, body string) *http.Response {
+	t.Helper()
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer reader")
+	r.Header.Set("MCP-Protocol-Version", mcpmw.Version20251125)
+	resp, err := client.Do(r)
+	require.NoError(t, err)
+	return resp
+}
+
+// accepted POSTs body and checks it gets 202.
+func accepted(t *testing.T, client *http.Client, url, body string) {
+	t.Helper()
+	resp := postWith(context.Background(), t, client, url, body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode, body)
+}
+
+// nextData reads the next event's data line.
+func nextData(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "the stream ended early (or the call was never cancelled)")
+		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			return data
+		}
+	}
+}
+
+// recordOf returns the record of the request with id (as sent), waiting a
+// little for it: a handler records just before its last write.
+func recordOf(t *testing.T, a *spy, method, id string) mcpmw.CallRecord {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		for _, rec := range a.records() {
+			if rec.Method == method && rec.RequestID == id {
+				return rec
+			}
+		}
+	}
+	t.Fatalf("no record of %s %s in %v", method, id, a.records())
+	return mcpmw.CallRecord{}
+}
+
+// A legacy prompts/get or resources/read blocked in Ask used to be out of
+// reach of notifications/cancelled: only tools/call was in flight, so the
+// cancel was audited "no such call running here" and the waiter stayed
+// until AskTimeout. Now the cancel ends the call, whatever its method, and
+// releases its waiter.
+func TestLegacyCancelReachesAPromptOrReadWaitingInAsk(t *testing.T) {
+	t.Parallel()
+	ask := func(ctx context.Context) error {
+		_, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Go on?", confirmForm))
+		return err
+	}
+	var reg mcpmw.Registry
+	reg.AddPrompts(mcpmw.Prompt{Name: "asks", Description: "Asks first.", Permission: "read",
+		Get: func(ctx context.Context, _ mcpmw.Caller, _ map[string]string) (mcpmw.PromptResult, error) {
+			return mcpmw.PromptResult{}, ask(ctx)
+		}})
+	reg.AddResources(mcpmw.Resource{URI: "asks://r", Name: "asks", Permission: "read",
+		Read: func(ctx context.Context, _ mcpmw.Caller, _ string) ([]mcpmw.ResourceContents, error) {
+			return nil, ask(ctx)
+		}})
+	for _, tc := range []struct{ method, params string }{
+		{"prompts/get", `{"name":"asks"}`},
+		{"resources/read", `{"uri":"asks://r"}`},
+	} {
+		for _, proto := range protocols {
+			t.Run(tc.method+" "+proto, func(t *testing.T) {
+				t.Parallel()
+				a := &spy{}
+				h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{AskTimeout: time.Minute, Logger: newTextLogger(&syncBuffer{})})
+				client, url := serveOver(t, proto, h)
+				ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+				defer stop()
+				resp := postWith(ctx, t, client, url, `{"jsonrpc":"2.0","id":"call-1","method":"`+tc.method+`","params":`+tc.params+`}`)
+				defer resp.Body.Close()
+				stream := bufio.NewReader(resp.Body)
+				var asked struct {
+					ID     json.RawMessage
+					Method string
+				}
+				require.NoError(t, json.Unmarshal([]byte(nextData(t, stream)), &asked))
+				require.Equal(t, "elicitation/create", asked.Method)
+
+				accepted(t, client, url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-1"}}`)
+				var final struct {
+					ID    string
+					Error *struct{ Code int }
+				}
+				require.NoError(t, json.Unmarshal([]byte(nextData(t, stream)), &final))
+				assert.Equal(t, "call-1", final.ID)
+				require.NotNil(t, final.Error, "a cancelled call answers an error")
+				assert.Equal(t, mcpmw.CodeInternalError, final.Error.Code)
+
+				assert.Equal(t, `cancelled "call-1"`, recordOf(t, a, "notifications/cancelled", "").Summary)
+				rec := recordOf(t, a, tc.method, `"call-1"`)
+				assert.Equal(t, "cancelled by the client (notifications/cancelled)", rec.Summary)
+				// The waiter went with the call: a late answer reaches nothing.
+				accepted(t, client, url, answerBody(asked.ID, `"result":{"action":"accept","content":{"confirm":true}}`))
+				assert.Contains(t, recordOf(t, a, "", string(asked.ID)).Summary, "no request of this caller is waiting")
+				assert.Equal(t, proto, resp.Proto[:len(proto)])
+			})
+		}
+	}
+}
+
+// waitingMethod is an application Method that blocks until its context
+// ends, or until release[params.n] is closed; it reports which call
+// started, and how each ended.
+type waitingMethod struct {
+	started chan string
+	ended   chan [2]string // n, and the context's cause ("" when released)
+	release map[string]chan struct{}
+}
+
+func newWaitingMethod(ns ...string) *waitingMethod {
+	w := &waitingMethod{started: make(chan string, len(ns)), ended: make(chan [2]string, len(ns)), release: map[string]chan struct{}{}}
+	for _, n := range ns {
+		w.release[n] = make(chan struct{})
+	}
+	return w
+}
+
+func (w *waitingMethod) method() mcpmw.Method {
+	return mcpmw.Method{Name: "app/wait", Handle: func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+		n, _ := req.StringParam("n")
+		w.started <- n
+		select {
+		case <-ctx.Done():
+			w.ended <- [2]string{n, context.Cause(ctx).Error()}
+		case <-w.release[n]:
+			w.ended <- [2]string{n, ""}
+		case <-time.After(10 * time.Second):
+			w.ended <- [2]string{n, "never cancelled"}
+		}
+		return mcpmw.ResultResponse(json.RawMessage(`{}`))
+	}}
+}
+
+// call runs app/wait with n under request id "dup" in the background;
+// the channel is closed once the handler has returned.
+func (w *waitingMethod) call(h http.Handler, n string) <-chan struct{} {
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		h.ServeHTTP(httptest.NewRecorder(), legacy(mcpmw.Version20251125, `"dup"`, "app/wait", `"n":"`+n+`"`))
+	}()
+	return served
+}
+
+// ended collects how n calls ended, by n.
+func (w *waitingMethod) endings(t *testing.T, n int) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for range n {
+		select {
+		case e := <-w.ended:
+			got[e[0]] = e[1]
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of %d calls ended: %v", len(got), n, got)
+		}
+	}
+	return got
+}
+
+// cancelDup sends the reader's notifications/cancelled of request id "dup".
+func cancelDup(t *testing.T, h http.Handler) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"dup"}}`, "MCP-Protocol-Version", mcpmw.Version20251125))
+	assert.Equal(t, http.StatusAccepted, w.Code)
+}
+
+// An application's own Method blocks as well as any built-in: a legacy
+// notifications/cancelled cancels its context, on an endpoint with no
+// Registry at all (where notifications/cancelled used not to be served).
+func TestLegacyCancelReachesAnApplicationMethod(t *testing.T) {
+	t.Parallel()
+	w := newWaitingMethod("1")
+	a := &spy{}
+	h := mcpmw.New(nil, tokenAuthn, a, &mcpmw.Options{Methods: []mcpmw.Method{w.method()}})
+	w.call(h, "1")
+	<-w.started
+	cancelDup(t, h)
+	assert.Equal(t, map[string]string{"1": "mcpmw: cancelled by the client"}, w.endings(t, 1))
+	assert.Equal(t, `cancelled "dup"`, recordOf(t, a, "notifications/cancelled", "").Summary)
+}
+
+// Two concurrent legacy calls of one caller may reuse one request id (the
+// id is the client's to choose): a cancel reaches each of them, and one
+// finishing does not take the other out of reach.
+func TestLegacyCancelReachesEveryCallSharingAnID(t *testing.T) {
+	t.Parallel()
+	t.Run("both running", func(t *testing.T) {
+		t.Parallel()
+		w := newWaitingMethod("1", "2")
+		h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{w.method()}})
+		w.call(h, "1")
+		w.call(h, "2")
+		<-w.started
+		<-w.started
+		cancelDup(t, h)
+		assert.Equal(t, map[string]string{"1": "mcpmw: cancelled by the client", "2": "mcpmw: cancelled by the client"}, w.endings(t, 2))
+	})
+	for _, first := range []string{"1", "2"} { // whichever registered first finishes first
+		t.Run("one finished first "+first, func(t *testing.T) {
+			t.Parallel()
+			w := newWaitingMethod("1", "2")
+			h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{w.method()}})
+			served := map[string]<-chan struct{}{"1": w.call(h, "1")}
+			require.Equal(t, "1", <-w.started)
+			served["2"] = w.call(h, "2")
+			require.Equal(t, "2", <-w.started)
+			close(w.release[first])
+			require.Equal(t, map[string]string{first: ""}, w.endings(t, 1))
+			<-served[first] // its call has left the flight
+			cancelDup(t, h)
+			other := map[string]string{"1": "2", "2": "1"}[first]
+			assert.Equal(t, map[string]string{other: "mcpmw: cancelled by the client"}, w.endings(t, 1))
+		})
+	}
+}
+
+// Only a legacy call is in flight: a 2026-07-28 call, cancelled by closing
+// its stream, is out of reach of a legacy notifications/cancelled naming
+// its id (the revision has no such notification).
+func TestLegacyCancelDoesNotReachA2026Call(t *testing.T) {
+	t.Parallel()
+	w := newWaitingMethod("1")
+	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Methods: []mcpmw.Method{w.method()}})
+	go h.ServeHTTP(httptest.NewRecorder(), modern(`"dup"`, "app/wait", `"n":"1"`))
+	<-w.started
+	cancelDup(t, h)
+	select {
+	case e := <-w.ended:
+		t.Fatalf("a 2026-07-28 call ended on a legacy cancel: %v", e)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(w.release["1"])
+	assert.Equal(t, map[string]string{"1": ""}, w.endings(t, 1))
 }

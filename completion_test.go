@@ -245,3 +245,54 @@ func TestCompletionRewrittenToAForbiddenPrompt(t *testing.T) {
 	assert.Equal(t, mcpmw.CodeInvalidParams, a.Error.Code)
 	assert.NotContains(t, w.Body.String(), "secret")
 }
+
+// The total a result declares is never below the number of values it
+// carries (a Completer may undercount), and is the Completer's own
+// otherwise; an unknown total (0) or a nonsensical one is left out.
+func TestCompletionTotalIsNeverBelowTheValuesSent(t *testing.T) {
+	t.Parallel()
+	values := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = "v" + strconv.Itoa(i)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		c         mcpmw.Completion
+		sent      int
+		wantTotal int // 0: no total
+	}{
+		{"undercounted", mcpmw.Completion{Values: values(5), Total: 2}, 5, 5},
+		{"exact", mcpmw.Completion{Values: values(5), Total: 5}, 5, 5},
+		{"more than sent", mcpmw.Completion{Values: values(5), Total: 40}, 5, 40},
+		{"undercounted beyond the cap", mcpmw.Completion{Values: values(200), Total: 50}, 100, 100},
+		{"more than the cap", mcpmw.Completion{Values: values(200), Total: 150}, 100, 150},
+		{"unknown", mcpmw.Completion{Values: values(3)}, 3, 0},
+		{"negative", mcpmw.Completion{Values: values(3), Total: -7}, 3, 0},
+	} {
+		var reg mcpmw.Registry
+		reg.AddPrompts(mcpmw.Prompt{Name: "p", Description: "d", Permission: "read", Arguments: []mcpmw.PromptArgument{{Name: "a"}},
+			Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+				return mcpmw.PromptResult{}, nil
+			},
+			Complete: map[string]mcpmw.Completer{"a": func(context.Context, mcpmw.Caller, mcpmw.CompletionRequest) (mcpmw.Completion, error) {
+				return tc.c, nil
+			}}})
+		h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+		for _, version := range allVersions {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, completeReq(version, `"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}`))
+			c := decode(t, w).Result["completion"].(map[string]any)
+			msg := tc.name + " " + version
+			require.Len(t, c["values"], tc.sent, msg)
+			if tc.wantTotal == 0 {
+				assert.NotContains(t, c, "total", msg)
+				continue
+			}
+			assert.Equal(t, float64(tc.wantTotal), c["total"], msg)
+			assert.GreaterOrEqual(t, c["total"], float64(tc.sent), msg)
+		}
+	}
+}

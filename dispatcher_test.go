@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -396,4 +397,48 @@ func TestToolsCallWithoutAdmissionIsGated(t *testing.T) {
 	assert.Equal(t, mcpmw.OutcomeDenied, resp.Outcome)
 	resp = call(writer, "write_it")
 	assert.Nil(t, resp.Error)
+}
+
+// Every method that acts on a target checks the caller's permission again
+// when a middleware has pointed the request at another target after the
+// gate: tools/call, prompts/get, resources/read and completion/complete
+// alike (the list is a courtesy; the check in the method is the gate). A
+// caller holding the new target's permission is served it.
+func TestEveryTargetIsGatedAgainAfterARewrite(t *testing.T) {
+	t.Parallel()
+	reg := testResources()
+	reg.Add(testTools()...)
+	reg.AddPrompts(testPrompts()...)
+	for _, tc := range []struct {
+		method, params, from, to string
+		forbidden                string // in the answer only when the forbidden target was served
+		reg                      *mcpmw.Registry
+	}{
+		{"tools/call", `"name":"echo","arguments":{"message":"written"}`, `"echo"`, `"write_it"`, `"text":"written"`, reg},
+		{"prompts/get", `"name":"greet","arguments":{"who":"x"}`, `"greet"`, `"audit_log"`, "Summarise the log.", reg},
+		{"resources/read", `"uri":"test://static-text"`, `"test://static-text"`, `"test://secret"`, "the secret", reg},
+		{"completion/complete", `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"x","value":""}`, `"greet"`, `"admin"`, `"secret"`, completionRegistry()},
+	} {
+		rewrite := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+			return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+				r := *req
+				r.Params = json.RawMessage(strings.Replace(string(req.Params), tc.from, tc.to, 1))
+				return next.Dispatch(ctx, &r)
+			})
+		}
+		a := &spy{}
+		h := mcpmw.New(tc.reg, tokenAuthn, a, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{rewrite}})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", tc.method, tc.params))
+		assert.Equal(t, http.StatusForbidden, w.Code, "%s: %s", tc.method, w.Body.String())
+		assert.NotContains(t, w.Body.String(), tc.forbidden, tc.method)
+		require.Len(t, a.records(), 1, tc.method)
+		assert.Equal(t, mcpmw.OutcomeDenied, a.records()[0].Outcome, tc.method)
+		assert.Equal(t, strings.Trim(tc.to, `"`), a.records()[0].Target, tc.method)
+
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", tc.method, tc.params, "Authorization", "Bearer writer"))
+		assert.Equal(t, http.StatusOK, w.Code, "%s: %s", tc.method, w.Body.String())
+		assert.Contains(t, w.Body.String(), tc.forbidden, "%s: the writer may use it", tc.method)
+	}
 }

@@ -22,8 +22,8 @@ type envelope struct {
 	method   string
 	params   json.RawMessage // nil when absent
 	response bool            // a client-sent JSON-RPC response (result or error, no method)
-	result   json.RawMessage // a response's result, nil when it carries an error
-	rpcError json.RawMessage // a response's error
+	result   json.RawMessage // a response's result, nil when absent
+	rpcError json.RawMessage // a response's error, nil when absent (takeAnswer refuses both at once)
 }
 
 // parseEnvelope reads one JSON-RPC request, notification or response from

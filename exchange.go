@@ -239,10 +239,14 @@ func admittedTarget(ctx context.Context) *Target {
 	return nil
 }
 
-// clientGone answers a request whose client went away while its handler
-// ran on target: nobody reads the answer, but the record says why.
+// clientGone answers a request whose client went away, or cancelled it
+// (legacy notifications/cancelled), while its handler ran on target:
+// nobody reads the answer, but the record says why.
 func clientGone(ctx context.Context, target string) *Response {
 	resp := ErrorResponse(CodeInternalError, "Request cancelled")
 	resp.Target, resp.Summary = target, "client went away: "+context.Cause(ctx).Error()
+	if context.Cause(ctx) == errCancelledByClient {
+		resp.Summary = "cancelled by the client (notifications/cancelled)"
+	}
 	return resp
 }

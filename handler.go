@@ -30,12 +30,14 @@ type Handler struct {
 	challenge  string // for 401
 	metadata   string // Options.ResourceMetadata, for 403
 	sessionIDs bool
+	endpoint   string // Options.Endpoint
 	logger     *slog.Logger
 	observer   Observer
 	methods    *methodTable
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
 	asks       *pendingAsks // legacy requests to clients awaiting their answer POST
+	inflight   *inflight    // legacy calls a notifications/cancelled may name
 	notifier   Notifier     // Options.Notifier: where Publish sends events
 	hub        *hub         // the open subscriptions/listen streams (listen.go)
 	stopNotify func()       // stops hearing the Notifier; nil when nothing listens
@@ -72,10 +74,12 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		challenge:  o.Challenge,
 		metadata:   o.ResourceMetadata,
 		sessionIDs: o.LegacySessionIDs,
+		endpoint:   o.Endpoint,
 		logger:     o.Logger,
 		observer:   o.Observer,
 		ad:         &advertisement{}, // encoded below, once the methods are known
 		asks:       &pendingAsks{},
+		inflight:   &inflight{},
 		notifier:   o.Notifier,
 		hub:        newHub(),
 	}
@@ -132,7 +136,7 @@ func checkOptionalHooks(opts *Options) {
 // (when there is a Registry), the prompts' (when it holds a prompt) and
 // the application's.
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
-	methods := builtinMethods(h.ad, o.ClientLogLevel != "")
+	methods := builtinMethods(h.ad, o.ClientLogLevel != "", h.inflight)
 	ask := &asking{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
 		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
@@ -287,7 +291,7 @@ func (h *Handler) serve(x *exchange) answer {
 	}
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req
-	a = parseRequest(req, env, caller, x.r.Header)
+	a = parseRequest(req, env, caller, x.r.Header, h.endpointOf(x.r))
 	// What the client named and sent, for the record, whatever a
 	// middleware makes of the request later.
 	switch req.Method {
@@ -331,7 +335,10 @@ func (h *Handler) route(x *exchange, req *Request) answer {
 
 // call dispatches the request through the middleware to its method, with
 // an event stream ready when the method may use one, and turns the
-// Response into the answer.
+// Response into the answer. On the legacy revisions a request of any
+// method that can block is in flight while it runs, so that a
+// notifications/cancelled naming its id cancels its context, whatever the
+// method (inflight.go).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
 	x.info = callInfo{caller: req.Caller, target: target}
 	if m != nil && m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {
@@ -339,6 +346,11 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		x.info.stream = x.stream
 	}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
+	if m != nil && !m.quick && req.revision().cancelsByNotification() {
+		var done func()
+		ctx, done = h.inflight.add(ctx, req)
+		defer done()
+	}
 	if m != nil && m.listens {
 		var a *answer
 		if ctx, a = x.openListen(ctx); a != nil {
@@ -355,6 +367,16 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		resp.Cause = fmt.Errorf("dispatcher returned a nil Response for %q", req.Method)
 	}
 	return h.answerTo(req, resp)
+}
+
+// endpointOf names the endpoint r arrived at, as the requestState of its
+// rounds is bound to it: Options.Endpoint, or else the paths r names.
+func (h *Handler) endpointOf(r *http.Request) endpointName {
+	if h.endpoint != "" {
+		return endpointName{name: h.endpoint}
+	}
+	requested, _, _ := strings.Cut(r.RequestURI, "?")
+	return endpointName{path: r.URL.Path, requested: requested}
 }
 
 // checkHosts refuses (403) a Host outside AllowedHosts, when CheckHost is

@@ -10,7 +10,10 @@ import (
 // notifications/cancelled naming the call's request id. Without sessions
 // the two requests can only be joined in this process, and only for the
 // same caller, as the Caller's CallerID says: inflight keeps the running
-// legacy calls of identified callers for that.
+// legacy calls of identified callers for that. The call stage registers
+// every request whose method can block (Handler.call), whatever the
+// method: tools/call, prompts/get and resources/read waiting in Ask, an
+// application's own Methods, a Completer or a template's List.
 //
 // Callers are never compared with ==: an application's Caller may be a
 // struct holding a map or a slice in an interface field, on which ==
@@ -90,7 +93,7 @@ func (f *inflight) remove(key flightKey, fl *flight) {
 
 // cancel handles notifications/cancelled: it cancels the calls with the
 // named request id whose caller has the same CallerID as the notification's.
-func (f *inflight) cancel(req *Request) *Response {
+func (f *inflight) cancel(_ context.Context, req *Request) *Response {
 	id := req.Param("requestId")
 	if k := kindOf(id); k != kindString && k != kindNumber {
 		return accepted("cancellation without a requestId")

@@ -190,10 +190,17 @@ func legacyParams(req InputRequest, v revision) (json.RawMessage, error) {
 // takeAnswer is the stage for a legacy client's JSON-RPC response: it hands
 // the result or error to the call waiting for it, when that call is this
 // caller's and in this process, and answers 202 either way (the client can
-// do nothing better with a refusal). The record says which.
+// do nothing better with a refusal). The record says which. A response
+// carrying both a result and an error is no JSON-RPC response (JSON-RPC
+// 2.0 §5): the waiting call gets an *AskError saying so, which it can act
+// on at once rather than wait until AskTimeout, and the POST is refused
+// with 400 and -32600.
 func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
 	a := clientAnswer{result: env.result}
+	both := env.result != nil && env.rpcError != nil
 	switch ptr, dup := duplicatePointer(env.result); {
+	case both:
+		a.err = &AskError{Message: "its answer carries both a result and an error, which JSON-RPC forbids"}
 	case env.result == nil:
 		a.err = clientError(env.rpcError)
 	case kindOf(env.result) != kindObject:
@@ -202,11 +209,19 @@ func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
 		a.err = &AskError{Message: "its result has the member " + quoteEcho(ptr) + " more than once"}
 	}
 	id, ok := unquote(env.id)
-	summary := "client response: no request of this caller is waiting for it here (answered late, or sent to another instance)"
-	if ok && h.asks.deliver(id, callerID(caller), a) {
-		summary = "client response: delivered"
+	delivered := ok && h.asks.deliver(id, callerID(caller), a)
+	switch {
+	case both:
+		resp := ErrorResponse(CodeInvalidRequest, "Invalid Request: a response carries both result and error; send one of them")
+		resp.Summary = "client response with both result and error: refused, and no request of this caller was waiting for it here"
+		if delivered {
+			resp.Summary = "client response with both result and error: refused, and the waiting request was told"
+		}
+		return answer{resp: resp}
+	case delivered:
+		return answer{status: http.StatusAccepted, resp: accepted("client response: delivered")}
 	}
-	return answer{status: http.StatusAccepted, resp: accepted(summary)}
+	return answer{status: http.StatusAccepted, resp: accepted("client response: no request of this caller is waiting for it here (answered late, or sent to another instance)")}
 }
 
 // clientError reads a client's JSON-RPC error object.

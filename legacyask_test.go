@@ -361,3 +361,50 @@ func TestLegacyAskWithAReplacedContext(t *testing.T) {
 	assert.Contains(t, w.Body.String(), "the tools/call's context was replaced")
 	assert.Contains(t, w.Body.String(), `"isError":true`)
 }
+
+// A client response carrying both a result and an error is no JSON-RPC
+// response, and used to be taken as a result. It is refused with 400 and
+// -32600, and the waiting tool gets an *AskError at once (an isError
+// result the model can read) instead of acting on half of it.
+func TestLegacyAskRefusesAnAnswerWithResultAndError(t *testing.T) {
+	t.Parallel()
+	for _, proto := range protocols {
+		for _, errMember := range []string{`"error":{"code":-32000,"message":"declined"}`, `"error":null`} {
+			t.Run(proto+" "+errMember, func(t *testing.T) {
+				t.Parallel()
+				var reg mcpmw.Registry
+				reg.Add(askingTools()...)
+				aud := &spy{}
+				client, url := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, aud, nil))
+				resp := postWith(context.Background(), t, client, url,
+					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
+				defer resp.Body.Close()
+				stream := bufio.NewReader(resp.Body)
+				ask := nextMessage(t, stream)
+				both := answerBody(ask.ID, `"result":{"action":"accept","content":{"confirm":true}},`+errMember)
+				answer := postWith(context.Background(), t, client, url, both)
+				body, _ := io.ReadAll(answer.Body)
+				answer.Body.Close()
+				assert.Equal(t, http.StatusBadRequest, answer.StatusCode)
+				assert.Contains(t, string(body), `"code":-32600`)
+				final := nextMessage(t, stream)
+				require.NotNil(t, final.Result)
+				assert.True(t, final.Result.IsError, "the tool got an AskError, not the result")
+				assert.Equal(t, "the client gave no answer to elicitation/create: its answer carries both a result and an error, which JSON-RPC forbids",
+					final.Result.Content[0].Text)
+				rec := recordOf(t, aud, "", string(ask.ID))
+				assert.Equal(t, http.StatusBadRequest, rec.Status)
+				assert.Equal(t, mcpmw.CodeInvalidRequest, rec.ErrorCode)
+				assert.Equal(t, mcpmw.OutcomeError, rec.Outcome)
+				assert.Equal(t, "client response with both result and error: refused, and the waiting request was told", rec.Summary)
+
+				// Nobody waiting: refused all the same.
+				late := postWith(context.Background(), t, client, url, both)
+				late.Body.Close()
+				assert.Equal(t, http.StatusBadRequest, late.StatusCode)
+				recs := aud.records()
+				assert.Equal(t, "client response with both result and error: refused, and no request of this caller was waiting for it here", recs[len(recs)-1].Summary)
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // What a caller sees in tools/list (or prompts/list) depends only on which
@@ -12,9 +13,17 @@ import (
 // once per distinct permission (not once per entry), and the encoded page
 // for that set is built once and then reused byte for byte. The cost of a
 // list is then independent of how many entries are registered, and a page
-// is written without being re-encoded. Tools and prompts share this code:
-// each table holds its own cache, and entries say, through listEntry, what
-// guards them and how they are encoded.
+// is written without being re-encoded. Tools and prompts share this code,
+// and entries say, through listEntry, what guards them and how they are
+// encoded.
+//
+// A page is shaped by the registry's entries (one snapshot of its table),
+// the revision, the offset, the caller's permissions, and the Handler's
+// page size, ttlMs and serverInfo. The last three are the Handler's: two
+// Handlers may serve one Registry with different ones. So the cache is
+// the Handler's own, one per list (listPages), holding the pages of one
+// snapshot and started afresh for the next; its key is the rest: the
+// revision, the offset and the permission bits (pageKey).
 
 // A listEntry is one registered tool or prompt as a list sees it: the index
 // of its permission in its table's perms, and its definition encoded for
@@ -33,8 +42,9 @@ type page struct {
 	err     *Response
 }
 
-// pageCache holds the pages of one table (toolTable, promptTable). It is bounded: when full it
-// starts over, which costs one rebuild per distinct visible set.
+// pageCache holds one Handler's pages of one snapshot of a table
+// (toolTable, promptTable). It is bounded: when full it starts over, which
+// costs one rebuild per distinct visible set.
 type pageCache struct {
 	mu    sync.RWMutex
 	m     map[string]*page
@@ -60,6 +70,30 @@ func (c *pageCache) put(key []byte, p *page) {
 	}
 	c.m[string(key)] = p
 	c.bytes += len(p.body)
+}
+
+// listPages is one Handler's cache of one list's pages: those of the
+// snapshot of the table it last served, replaced whole when a request
+// brings a newer snapshot, so that no page outlives the entries it lists.
+type listPages[E catalogued] struct {
+	cur atomic.Pointer[snapshotPages[E]]
+}
+
+// snapshotPages are the pages of one snapshot.
+type snapshotPages[E catalogued] struct {
+	of    *catalogue[E]
+	pages pageCache
+}
+
+// of returns the cache of the pages of snapshot c. Requests racing across
+// a change of the registry may each start one; the last one stored stays.
+func (l *listPages[E]) of(c *catalogue[E]) *pageCache {
+	if p := l.cur.Load(); p != nil && p.of == c {
+		return &p.pages
+	}
+	p := &snapshotPages[E]{of: c}
+	l.cur.Store(p)
+	return &p.pages
 }
 
 // pageKey appends the cache key of a list request to dst: revision,
@@ -94,15 +128,10 @@ type pageFormat struct {
 	serverMeta []byte
 }
 
-// page answers tools/list for caller at offset off.
-func (f pageFormat) page(tab *toolTable, caller Caller, rev revision, off int) *Response {
-	return cachedPage(f, "tools", tab.list, tab.perms, &tab.pages, caller, rev, off)
-}
-
 // cachedPage answers a list request (tools/list: member "tools") for caller
 // at offset off: the cached page of the entries of list the caller's
-// permissions show, built on first use. perms and pages are list's
-// table's.
+// permissions show, built on first use. perms are list's table's, and
+// pages the cache of that table's pages in format f.
 func cachedPage[E listEntry](f pageFormat, member string, list []E, perms []Permission, pages *pageCache, caller Caller, rev revision, off int) *Response {
 	var keyBuf [64]byte
 	key := pageKey(keyBuf[:0], perms, caller, rev, off)

@@ -51,8 +51,8 @@ func TestPageKeyBeyondEightPermissions(t *testing.T) {
 		n := strconv.Itoa(i)
 		reg.Add(Tool{Name: "t" + n, Permission: Permission("p" + n), Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
 	}
-	f := pageFormat{size: 100}
-	resp := f.page(reg.table(), permSet{"p8": true, "p9": true}, rev20251125, 0)
+	f, tab := pageFormat{size: 100}, reg.table()
+	resp := cachedPage(f, "tools", tab.list, tab.perms, &pageCache{}, permSet{"p8": true, "p9": true}, rev20251125, 0)
 	var got struct{ Tools []struct{ Name string } }
 	require.NoError(t, json.Unmarshal(resp.Result, &got))
 	var names []string

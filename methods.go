@@ -62,6 +62,12 @@ type Method struct {
 	// listens marks subscriptions/listen: its answer is a long-lived event
 	// stream, recorded when it opens (listen.go).
 	listens bool
+	// quick marks a built-in method that runs no application code beyond
+	// Caller.Can and never waits: a legacy notifications/cancelled has
+	// nothing of it to stop, so its calls are not registered in flight.
+	// Every other method (an application's own Methods included) can be
+	// cancelled (see Handler.call).
+	quick bool
 }
 
 // A Target is what a request acts on, as a Method's Target func finds it:

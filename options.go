@@ -88,6 +88,18 @@ type Options struct {
 	// with ParseKeyRing from the environment). Nil means a random key of
 	// this process's own.
 	StateKeys *KeyRing
+	// Endpoint names this endpoint in the requestState it seals, so that
+	// state sealed by one endpoint is refused (-32602) by another that
+	// shares StateKeys: a round begun at /mcp cannot be resumed at
+	// /admin/mcp by a tool, prompt or resource of the same name. Empty
+	// means the request's URL path, as the handler sees it and as the
+	// client requested it (they differ behind http.StripPrefix), which is
+	// the same on every instance of a service and different for two
+	// endpoints of one process. Set it when the path is not stable: behind
+	// a proxy that reaches instances of one service under different
+	// paths, or for an endpoint mounted at several paths. Two endpoints
+	// sharing StateKeys must have different names.
+	Endpoint string
 	// AskTimeout bounds how long Ask waits for a legacy client's answer
 	// POST (2025-11-25, 2025-06-18), within the tool's own timeout. Zero
 	// means 2 minutes. The answer must reach the instance that asked.

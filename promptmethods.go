@@ -15,13 +15,14 @@ type promptMethods struct {
 	pageSize int
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
+	pages    listPages[*promptEntry]
 }
 
 // methods returns the prompts capability's methods. prompts/get may
 // stream, so that a legacy prompt can Ask its client over the stream.
 func (p *promptMethods) methods() []Method {
 	return []Method{
-		{Name: "prompts/list", Capability: "prompts", Handle: p.list},
+		{Name: "prompts/list", Capability: "prompts", Handle: p.list, quick: true},
 		{Name: "prompts/get", Capability: "prompts", Streams: true, Target: p.target, Handle: p.get},
 	}
 }
@@ -35,7 +36,7 @@ func (p *promptMethods) list(_ context.Context, req *Request) *Response {
 	}
 	f := pageFormat{size: p.pageSize, ttlMs: p.ttl.Milliseconds(), serverMeta: p.ad.serverMeta}
 	tab := p.reg.promptTable()
-	return cachedPage(f, "prompts", tab.list, tab.perms, &tab.pages, req.Caller, req.revision(), off)
+	return cachedPage(f, "prompts", tab.list, tab.perms, p.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
 }
 
 // target finds the prompt a prompts/get names.

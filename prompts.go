@@ -3,6 +3,7 @@ package mcpmw
 import (
 	"context"
 	"fmt"
+	"maps"
 )
 
 // A Prompt is a message template a caller's user picks by name (a slash
@@ -77,11 +78,10 @@ func UserMessage(c Content) PromptMessage { return PromptMessage{Role: "user", C
 // AssistantMessage returns a message of the assistant saying c.
 func AssistantMessage(c Content) PromptMessage { return PromptMessage{Role: "assistant", Content: c} }
 
-// promptTable is an immutable snapshot of a Registry's prompts, with the
-// cache of its encoded prompts/list pages. It mirrors toolTable.
+// promptTable is an immutable snapshot of a Registry's prompts. It mirrors
+// toolTable.
 type promptTable struct {
 	catalogue[*promptEntry]
-	pages pageCache
 }
 
 // promptEntry is a registered prompt with its definition encoded for each
@@ -175,9 +175,11 @@ func preparePrompt(p Prompt) *promptEntry {
 			panic(fmt.Sprintf("mcpmw: prompt %q: the Completer of %q is nil", p.Name, name))
 		}
 	}
-	// The entry keeps its own copy: prompts/get checks Required arguments
-	// against it long after the caller's slice may have changed.
+	// The entry keeps its own copies: prompts/get checks Required arguments
+	// against them, and completion/complete looks its Completers up, long
+	// after the caller's slice and map may have changed.
 	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
+	p.Complete = maps.Clone(p.Complete)
 	e := &promptEntry{Prompt: p, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
 	for v := range revisionCount {
 		e.enc[v] = appendPromptDef(nil, &p, v)

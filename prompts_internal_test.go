@@ -74,7 +74,8 @@ func TestPromptByName(t *testing.T) {
 }
 
 // A page of the prompts table is cached per permission set, as tools/list
-// pages are, and separately from the tools'.
+// pages are, and separately from the tools'; a new snapshot of the table
+// starts a new cache.
 func TestPromptPagesAreCachedPerTable(t *testing.T) {
 	t.Parallel()
 	var reg Registry
@@ -82,13 +83,19 @@ func TestPromptPagesAreCachedPerTable(t *testing.T) {
 	reg.AddPrompts(Prompt{Name: "p", Permission: "read", Get: nopPrompt})
 	f := pageFormat{size: 10}
 	tools, prompts := reg.table(), reg.promptTable()
+	var toolPages listPages[*entry]
+	var promptPages listPages[*promptEntry]
 	var caller everything
-	r1 := cachedPage(f, "prompts", prompts.list, prompts.perms, &prompts.pages, caller, rev20251125, 0)
-	r2 := cachedPage(f, "prompts", prompts.list, prompts.perms, &prompts.pages, caller, rev20251125, 0)
+	r1 := cachedPage(f, "prompts", prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
+	r2 := cachedPage(f, "prompts", prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
 	assert.Equal(t, `{"prompts":[{"name":"p"}]}`, string(r1.Result))
 	assert.Same(t, &r1.Result[0], &r2.Result[0], "the second list reuses the page")
-	rt := f.page(tools, caller, rev20251125, 0)
+	rt := cachedPage(f, "tools", tools.list, tools.perms, toolPages.of(&tools.catalogue), caller, rev20251125, 0)
 	assert.Equal(t, `{"tools":[{"name":"t","inputSchema":{"type":"object","additionalProperties":false}}]}`, string(rt.Result))
 	assert.Equal(t, "listed 1 tool", rt.Summary)
+	reg.AddPrompts(Prompt{Name: "q", Permission: "read", Get: nopPrompt})
+	prompts = reg.promptTable()
+	r3 := cachedPage(f, "prompts", prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
+	assert.Equal(t, `{"prompts":[{"name":"p"},{"name":"q"}]}`, string(r3.Result), "a new snapshot, a new page")
 	assert.Equal(t, "listed 1 prompt", r1.Summary)
 }

@@ -497,3 +497,18 @@ func TestPromptGetAsksOnTheLegacyStream(t *testing.T) {
 	assert.Equal(t, "prompts/get", recs[1].Method)
 	assert.Equal(t, mcpmw.OutcomeOK, recs[1].Outcome)
 }
+
+// A required argument sent as the empty string is sent: present, not
+// missing (the client may mean "nobody in particular"); only an absent one
+// is refused, and an optional one sent empty reaches Get as "" too.
+func TestPromptRequiredArgumentMayBeEmpty(t *testing.T) {
+	t.Parallel()
+	h, a, _ := newPromptHandler(t, nil)
+	w := serve(h, legacy("2025-11-25", "1", "prompts/get", `"name":"greet","arguments":{"who":"","tone":""}`))
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Contains(t, w.Body.String(), `"text":"Say hello to , "`, "both reached Get, empty")
+	w = serve(h, legacy("2025-11-25", "2", "prompts/get", `"name":"greet","arguments":{"tone":""}`))
+	assert.Contains(t, w.Body.String(), `needs argument \"who\"`, "absent is missing")
+	require.Len(t, a.records(), 2)
+	assert.Equal(t, mcpmw.OutcomeOK, a.records()[0].Outcome)
+}

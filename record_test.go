@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,5 +119,110 @@ func TestRecordSummaryCarriesTheLoggedCause(t *testing.T) {
 		assert.Contains(t, line, "mcpmw: request failed", "%s: the cause is logged", tt.name)
 		assert.NotContains(t, line, strings.Repeat("x", 101), "%s: a client's URI is capped in the log line", tt.name)
 		assert.NotContains(t, w.Body.String(), "tenant db", tt.name)
+	}
+}
+
+// The record's Duration is set, positive and no longer than the request
+// took, on every path: each refusal stage (those the Auditor never sees
+// included: the Observer gets their record), every method, a panic, an
+// event stream, a legacy cancellation, a client response, a listen stream
+// (recorded when it opens).
+func TestRecordDurationOnEveryPath(t *testing.T) {
+	t.Parallel()
+	reg := testResources()
+	reg.Add(append(testTools(), mcpmw.Tool{Name: "progress", Description: "d", Permission: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			if err := mcpmw.Progress(ctx, 1, 2, "half"); err != nil {
+				return mcpmw.ToolResult{}, err
+			}
+			return mcpmw.TextResult("done"), nil
+		}})...)
+	reg.AddPrompts(testPrompts()...)
+	reg.AddPrompts(mcpmw.Prompt{Name: "completable", Description: "d", Permission: "read", Arguments: []mcpmw.PromptArgument{{Name: "a"}},
+		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+			return mcpmw.PromptResult{}, nil
+		},
+		Complete: map[string]mcpmw.Completer{"a": func(context.Context, mcpmw.Caller, mcpmw.CompletionRequest) (mcpmw.Completion, error) {
+			return mcpmw.Completion{Values: []string{"x"}}, nil
+		}}})
+	obs := &observerSpy{}
+	var limited atomic.Bool
+	h := mcpmw.New(reg, tokenAuthn, &spy{}, &mcpmw.Options{Observer: obs, Logger: newTextLogger(&syncBuffer{}), MaxBodyBytes: 1 << 10,
+		RateLimit: mcpmw.RateLimiterFunc(func(http.ResponseWriter, *http.Request, string) bool { return limited.Load() })})
+	listen := func() *http.Request {
+		r := req(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta26+`}}`,
+			"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
+		ctx, cancel := context.WithTimeout(r.Context(), 50*time.Millisecond) // the client leaves
+		t.Cleanup(cancel)
+		return r.WithContext(ctx)
+	}
+	v25 := mcpmw.Version20251125
+	for _, tc := range []struct {
+		name   string
+		r      func() *http.Request
+		limit  bool
+		status int
+	}{
+		{"rate limited", func() *http.Request { return modern("1", "tools/list", "") }, true, 429},
+		{"not a POST", func() *http.Request { return httptest.NewRequest(http.MethodGet, "/mcp", nil) }, false, 405},
+		{"origin", func() *http.Request { return modern("1", "tools/list", "", "Origin", "https://evil.example") }, false, 403},
+		{"unauthenticated", func() *http.Request { return modern("1", "tools/list", "", "Authorization", "Bearer nobody") }, false, 401},
+		{"authenticator panics", func() *http.Request { return modern("1", "tools/list", "", "Authorization", "Bearer boom") }, false, 500},
+		{"media type", func() *http.Request { return modern("1", "tools/list", "", "Content-Type", "text/plain") }, false, 415},
+		{"accept", func() *http.Request { return modern("1", "tools/list", "", "Accept", "text/html") }, false, 406},
+		{"body too large", func() *http.Request { return req(`{"x":"` + strings.Repeat("a", 2<<10) + `"}`) }, false, 413},
+		{"not JSON", func() *http.Request { return req(`{`) }, false, 400},
+		{"not JSON-RPC", func() *http.Request { return req(`[]`) }, false, 400},
+		{"duplicate key", func() *http.Request { return legacy(v25, "1", "tools/call", `"name":"echo","name":"add"`) }, false, 400},
+		{"revision header", func() *http.Request { return modern("1", "tools/list", "", "MCP-Protocol-Version", "") }, false, 400},
+		{"unknown method", func() *http.Request { return legacy(v25, "1", "orders/cancel", "") }, false, 200},
+		{"denied", func() *http.Request { return legacy(v25, "1", "tools/call", `"name":"write_it"`) }, false, 403},
+		{"unknown tool", func() *http.Request { return legacy(v25, "1", "tools/call", `"name":"nope"`) }, false, 200},
+		{"discover", func() *http.Request { return modern("1", "server/discover", "") }, false, 200},
+		{"initialize", func() *http.Request {
+			return legacy(v25, "1", "initialize", `"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}`)
+		}, false, 200},
+		{"ping", func() *http.Request { return legacy(v25, "1", "ping", "") }, false, 200},
+		{"tools/list", func() *http.Request { return modern("1", "tools/list", "") }, false, 200},
+		{"tools/call", func() *http.Request { return modern("1", "tools/call", `"name":"echo","arguments":{"message":"m"}`) }, false, 200},
+		{"tool error", func() *http.Request { return legacy(v25, "1", "tools/call", `"name":"breaks"`) }, false, 500},
+		{"tool panics", func() *http.Request { return legacy(v25, "1", "tools/call", `"name":"panics"`) }, false, 500},
+		{"stream", func() *http.Request {
+			return legacy(v25, "1", "tools/call", `"name":"progress","_meta":{"progressToken":"p"}`)
+		}, false, 200},
+		{"prompts/list", func() *http.Request { return legacy(v25, "1", "prompts/list", "") }, false, 200},
+		{"prompts/get", func() *http.Request { return legacy(v25, "1", "prompts/get", `"name":"greet","arguments":{"who":"x"}`) }, false, 200},
+		{"resources/list", func() *http.Request { return legacy(v25, "1", "resources/list", "") }, false, 200},
+		{"resources/templates/list", func() *http.Request { return legacy(v25, "1", "resources/templates/list", "") }, false, 200},
+		{"resources/read", func() *http.Request { return legacy(v25, "1", "resources/read", `"uri":"test://motd"`) }, false, 200},
+		{"resources/subscribe", func() *http.Request { return legacy(v25, "1", "resources/subscribe", `"uri":"test://motd"`) }, false, 200},
+		{"completion/complete", func() *http.Request {
+			return legacy(v25, "1", "completion/complete", `"ref":{"type":"ref/prompt","name":"completable"},"argument":{"name":"a","value":""}`)
+		}, false, 200},
+		{"notification", func() *http.Request {
+			return req(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, "MCP-Protocol-Version", v25)
+		}, false, 202},
+		{"cancellation", func() *http.Request {
+			return req(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, "MCP-Protocol-Version", v25)
+		}, false, 202},
+		{"client response", func() *http.Request {
+			return req(`{"jsonrpc":"2.0","id":"x","result":{}}`, "MCP-Protocol-Version", v25)
+		}, false, 202},
+		{"listen", listen, false, 200},
+	} {
+		limited.Store(tc.limit)
+		r := tc.r()
+		start := time.Now()
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		took := time.Since(start)
+		obs.mu.Lock()
+		require.NotEmpty(t, obs.done, tc.name)
+		rec := obs.done[len(obs.done)-1]
+		obs.done = nil
+		obs.mu.Unlock()
+		assert.Equal(t, tc.status, rec.Status, "%s: %s", tc.name, rec.Summary)
+		assert.Positive(t, rec.Duration, tc.name)
+		assert.LessOrEqual(t, rec.Duration, took, tc.name)
+		assert.False(t, rec.Time.Before(start), tc.name)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,11 +151,10 @@ func (r *Registry) changed(method string, perms []Permission) {
 	}
 }
 
-// toolTable is an immutable snapshot of a Registry, with the cache of its
-// encoded tools/list pages.
+// toolTable is an immutable snapshot of a Registry's tools. (Each Handler
+// caches its own tools/list pages of it: listpages.go.)
 type toolTable struct {
 	catalogue[*entry]
-	pages pageCache
 }
 
 // entry is a registered tool with its definition encoded for each revision
@@ -199,12 +199,25 @@ func (r *Registry) Remove(names ...string) int {
 }
 
 // Lookup returns the tool registered under name (tools only; a prompt or a
-// resource of that name is not found here).
+// resource of that name is not found here): a copy, whose slices (schemas,
+// icons, capabilities) the caller may change without changing the
+// registered tool.
 func (r *Registry) Lookup(name string) (Tool, bool) {
 	if e := r.table().byKey[name]; e != nil {
-		return e.Tool, true
+		return e.Tool.clone(), true
 	}
 	return Tool{}, false
+}
+
+// clone returns t with its own copies of everything it holds by
+// reference, but Call. Add keeps a clone, so that a caller changing the
+// slices it registered (or Lookup returned) changes nothing registered.
+func (t Tool) clone() Tool {
+	t.InputSchema = bytes.Clone(t.InputSchema)
+	t.OutputSchema = bytes.Clone(t.OutputSchema)
+	t.Icons = cloneIcons(t.Icons)
+	t.RequiredClientCapabilities = slices.Clone(t.RequiredClientCapabilities)
+	return t
 }
 
 // Len returns the number of registered tools. Prompts, resources and
@@ -236,8 +249,10 @@ func validToolName(name string) bool {
 
 var noArgsSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
 
-// prepare validates t and encodes its definition for each revision.
+// prepare validates t and encodes its definition for each revision. The
+// entry keeps its own copy of t: the caller's slices may change later.
 func prepare(t Tool) *entry {
+	t = t.clone()
 	if !validToolName(t.Name) {
 		panic(fmt.Sprintf("mcpmw: tool name %q is invalid: use 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', '-'", t.Name))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -196,4 +197,73 @@ func TestToolDefinitionsPerRevision(t *testing.T) {
 	h.ServeHTTP(w, legacy("2025-06-18", "1", "tools/list", ""))
 	got = tools(w)
 	assert.Equal(t, fullNoIcons, string(got["full"]), "2025-06-18 has no icons")
+}
+
+// Add, AddPrompts and AddResourceTemplates keep their own copies of what
+// they are given: editing the caller's slices and maps afterwards (or
+// what Lookup returned) changes nothing a request sees. A required prompt
+// argument stays required, a tool's required capability stays the one
+// registered, a Completer stays the registered one.
+func TestAddKeepsItsOwnCopies(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	caps := []string{"sampling"}
+	icons := []mcpmw.Icon{{Src: "https://example.com/t.png", Sizes: []string{"48x48"}}}
+	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	reg.Add(mcpmw.Tool{Name: "needs_sampling", Permission: "read", Call: noop, InputSchema: schema,
+		RequiredClientCapabilities: caps, Icons: icons})
+	args := []mcpmw.PromptArgument{{Name: "who", Required: true}}
+	suggest := func(v string) mcpmw.Completer {
+		return func(context.Context, mcpmw.Caller, mcpmw.CompletionRequest) (mcpmw.Completion, error) {
+			return mcpmw.Completion{Values: []string{v}}, nil
+		}
+	}
+	promptCompleters := map[string]mcpmw.Completer{"who": suggest("registered")}
+	reg.AddPrompts(mcpmw.Prompt{Name: "greet", Permission: "read", Arguments: args, Complete: promptCompleters,
+		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+			return mcpmw.PromptResult{Messages: []mcpmw.PromptMessage{mcpmw.UserMessage(mcpmw.TextContent("hi"))}}, nil
+		}})
+	templateCompleters := map[string]mcpmw.Completer{"id": suggest("registered")}
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "docs://{id}", Name: "doc", Permission: "read", Complete: templateCompleters,
+		Read: func(_ context.Context, _ mcpmw.Caller, uri string, _ map[string]string) ([]mcpmw.ResourceContents, error) {
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", "x")}, nil
+		}})
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	serveAll := func() []string {
+		var out []string
+		for _, r := range []*http.Request{
+			// The client declares sampling only: the tool must still need exactly that.
+			req(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"needs_sampling","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`,
+				"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "needs_sampling"),
+			modern("2", "tools/call", `"name":"needs_sampling"`),
+			legacy("2025-11-25", "3", "prompts/get", `"name":"greet"`),
+			legacy("2025-11-25", "4", "completion/complete", `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":""}`),
+			legacy("2025-11-25", "5", "completion/complete", `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"added","value":""}`),
+			legacy("2025-11-25", "6", "completion/complete", `"ref":{"type":"ref/resource","uri":"docs://{id}"},"argument":{"name":"id","value":""}`),
+			legacy("2025-11-25", "7", "tools/list", ""),
+			legacy("2025-11-25", "8", "prompts/list", ""),
+		} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			out = append(out, fmt.Sprint(w.Code, " ", strings.TrimSpace(w.Body.String())))
+		}
+		tool, ok := reg.Lookup("needs_sampling")
+		require.True(t, ok)
+		return append(out, fmt.Sprintf("%s %v %s", tool.InputSchema, tool.RequiredClientCapabilities, toJSON(t, tool.Icons)))
+	}
+	before := serveAll()
+	require.Contains(t, before[1], "-32021", "the tool needs sampling")
+	require.Contains(t, before[2], `needs argument \"who\"`)
+
+	caps[0] = "roots"
+	icons[0].Src, icons[0].Sizes[0] = "https://evil.example/x.png", "any"
+	schema[2] = 'X'
+	args[0].Required, args[0].Name = false, "whom"
+	promptCompleters["who"] = suggest("swapped")
+	promptCompleters["added"] = suggest("added after registration")
+	templateCompleters["id"] = suggest("swapped")
+	looked, _ := reg.Lookup("needs_sampling")
+	looked.RequiredClientCapabilities[0], looked.Icons[0].Sizes[0], looked.InputSchema[2] = "elicitation", "16x16", 'Y'
+
+	assert.Equal(t, before, serveAll())
 }

@@ -30,9 +30,10 @@ func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
 // checkRevision does.
 //
 // It fills req, which the caller provides (as json.Unmarshal fills a value)
-// so that a request costs no allocation of its own.
-func parseRequest(req *Request, env envelope, caller Caller, h http.Header) *answer {
-	*req = Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: h}
+// so that a request costs no allocation of its own; at is the endpoint it
+// arrived at.
+func parseRequest(req *Request, env envelope, caller Caller, h http.Header, at endpointName) *answer {
+	*req = Request{ID: env.id, Method: env.method, Params: env.params, Caller: caller, Header: h, endpoint: at}
 	req.parsed.read(req.Params)
 	if a := checkKeys(req); a != nil {
 		return a
@@ -110,7 +111,8 @@ type Request struct {
 	// declared; use them for display and logs, never for decisions.
 	ClientName, ClientVersion string
 
-	parsed parsedParams // the handler's reading of Params, while Params is unchanged
+	parsed   parsedParams // the handler's reading of Params, while Params is unchanged
+	endpoint endpointName // where the request arrived, for its requestState
 }
 
 // parsedParams is the handler's one reading of a request's params, made

@@ -27,12 +27,13 @@ import (
 // replay it, or hand it to someone else. So the state is encrypted and
 // authenticated with AES-256-GCM (the client can neither read nor alter it)
 // and bound, through the AEAD's additional data, to what it is valid for:
-// the caller's identity, the endpoint, the JSON-RPC method, the target and
-// a digest of the arguments. It carries an expiry in its authenticated
-// header. What the seal cannot stop is replay by the same caller of the same
-// request before the expiry: a stateless server keeps no list of used
-// states, so a handler must treat a state as "the server said this, for
-// this request, recently", never as "this has not happened yet".
+// the caller's identity, the endpoint, the revision, the JSON-RPC method,
+// the target and a digest of the arguments. It carries an expiry in its
+// authenticated header. What the seal cannot stop is replay by the same
+// caller of the same request before the expiry: a stateless server keeps
+// no list of used states, so a handler must treat a state as "the server
+// said this, for this request, recently", never as "this has not happened
+// yet".
 //
 // Every instance of a horizontally scaled service seals and opens with the
 // same KeyRing; nothing in a state, a refusal or a log line ever contains a
@@ -265,8 +266,11 @@ type stateBinding struct {
 	// endpoint tells apart the endpoints of one application that share a
 	// key ring (say, /mcp and /admin/mcp), so that state minted by one is
 	// not accepted by another that happens to have a target of the same
-	// name. Empty when there is one.
-	endpoint string
+	// name.
+	endpoint endpointName
+	// revision is the protocol revision the state was sealed on: what a
+	// round's answers mean is the revision's.
+	revision string
 	// method is the JSON-RPC method: tools/call, prompts/get,
 	// resources/read.
 	method string
@@ -274,6 +278,19 @@ type stateBinding struct {
 	target string
 	// args is argsDigest of the request's arguments.
 	args [stateDigestLen]byte
+}
+
+// An endpointName is where a request arrived, as the state it resumes is
+// bound to it: Options.Endpoint when set; otherwise the URL path the
+// handler sees together with the path the client requested (the
+// request-target before any '?'). Both are the same on every instance of a
+// service; keeping both tells apart two endpoints of one process even
+// when an in-process rewrite (http.StripPrefix) shows them one path. Each
+// field is authenticated on its own, so a name never reads as a path.
+type endpointName struct {
+	name      string // Options.Endpoint
+	path      string // r.URL.Path
+	requested string // r.RequestURI up to '?'
 }
 
 // argsDigest returns the digest of a request's arguments that a binding
@@ -285,8 +302,9 @@ func argsDigest(raw []byte) [stateDigestLen]byte { return sha256.Sum256(raw) }
 
 // aadLen is the length of the additional data for b.
 func (b *stateBinding) aadLen() int {
-	return stateHeaderLen + 4*binary.MaxVarintLen64 +
-		len(b.callerID) + len(b.endpoint) + len(b.method) + len(b.target) + stateDigestLen
+	e := &b.endpoint
+	return stateHeaderLen + 7*binary.MaxVarintLen64 + len(b.callerID) + len(e.name) + len(e.path) + len(e.requested) +
+		len(b.revision) + len(b.method) + len(b.target) + stateDigestLen
 }
 
 // appendAAD appends the additional data authenticated with a state: its
@@ -294,7 +312,8 @@ func (b *stateBinding) aadLen() int {
 // bindings share an encoding ("ab"+"c" is not "a"+"bc").
 func (b *stateBinding) appendAAD(dst, header []byte) []byte {
 	dst = append(dst, header...)
-	for _, s := range [...]string{b.callerID, b.endpoint, b.method, b.target} {
+	e := &b.endpoint
+	for _, s := range [...]string{b.callerID, e.name, e.path, e.requested, b.revision, b.method, b.target} {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
 	}
@@ -368,7 +387,7 @@ var (
 	errStateShort      = &stateError{reason: "too short to be sealed state"}
 	errStateVersion    = &stateError{reason: "unknown version"}
 	errStateUnknownKey = &stateError{reason: "sealed with a key this server does not have"}
-	errStateAuth       = &stateError{reason: "integrity check failed: altered, or sealed for another caller, endpoint, method, target or arguments"}
+	errStateAuth       = &stateError{reason: "integrity check failed: altered, or sealed for another caller, endpoint, revision, method, target or arguments"}
 	errStateAnonymous  = &stateError{reason: "the caller has no CallerID, so no state can be its own"}
 	errStateFarExpiry  = &stateError{reason: "expiry further ahead than this server allows"}
 	errStateExpired    = &stateError{reason: "expired"}

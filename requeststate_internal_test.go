@@ -29,6 +29,8 @@ func mustRing(t testing.TB, keys ...[]byte) *KeyRing {
 func testBinding() *stateBinding {
 	return &stateBinding{
 		callerID: "alice",
+		endpoint: endpointName{path: "/mcp", requested: "/mcp"},
+		revision: "2026-07-28",
 		method:   "tools/call",
 		target:   "book_flight",
 		args:     argsDigest([]byte(`{"from":"AMS","to":"LIS"}`)),
@@ -121,7 +123,8 @@ func TestRequestStateRotation(t *testing.T) {
 }
 
 // TestRequestStateBinding: state minted for one request is refused for any
-// other caller, endpoint, method, target or arguments, as if altered.
+// other caller, endpoint, revision, method, target or arguments, as if
+// altered.
 func TestRequestStateBinding(t *testing.T) {
 	t.Parallel()
 	r := mustRing(t, stateKey1)
@@ -132,13 +135,18 @@ func TestRequestStateBinding(t *testing.T) {
 	}{
 		{"other caller", func(b *stateBinding) { b.callerID = "mallory" }},
 		{"caller prefix", func(b *stateBinding) { b.callerID = "alic" }},
-		{"other endpoint", func(b *stateBinding) { b.endpoint = "admin" }},
+		{"other endpoint", func(b *stateBinding) { b.endpoint.path, b.endpoint.requested = "/admin/mcp", "/admin/mcp" }},
+		{"other requested path", func(b *stateBinding) { b.endpoint.requested = "/internal/mcp" }},
+		{"named endpoint", func(b *stateBinding) { b.endpoint.name = "orders" }},
+		{"a name where a path was", func(b *stateBinding) { b.endpoint = endpointName{name: "/mcp", requested: "/mcp"} }},
+		{"other revision", func(b *stateBinding) { b.revision = "2027-01-01" }},
 		{"other method", func(b *stateBinding) { b.method = "prompts/get" }},
 		{"other target", func(b *stateBinding) { b.target = "cancel_flight" }},
 		{"other arguments", func(b *stateBinding) { b.args = argsDigest([]byte(`{"from":"AMS","to":"LHR"}`)) }},
 		{"arguments re-encoded", func(b *stateBinding) { b.args = argsDigest([]byte(`{"from": "AMS", "to": "LIS"}`)) }},
 		{"no arguments", func(b *stateBinding) { b.args = argsDigest(nil) }},
-		{"a byte moved between fields", func(b *stateBinding) { b.callerID, b.endpoint = "alic", "e" }},
+		{"a byte moved between fields", func(b *stateBinding) { b.callerID, b.endpoint.name = "alic", "e" }},
+		{"a byte moved into the revision", func(b *stateBinding) { b.endpoint.requested, b.revision = "/mc", "p2026-07-28" }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -345,4 +353,68 @@ func TestRequestStateConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// roundBinding binds a round's state to everything the request acts on:
+// changing any one of them (the caller, the endpoint it arrived at by
+// name, path or requested path, the revision, the method, the target, the
+// arguments) changes the binding, and only what means the same (the
+// arguments' spacing) leaves it.
+func TestRoundBindingNamesEverythingItActsOn(t *testing.T) {
+	t.Parallel()
+	base := func() (*Request, string) {
+		return &Request{Method: "tools/call", Version: LatestVersion, Caller: idCaller{id: "alice"},
+			Params:   []byte(`{"name":"book","arguments":{"to":"LIS"}}`),
+			endpoint: endpointName{path: "/mcp", requested: "/mcp"}}, "book"
+	}
+	aad := func(req *Request, target string) string {
+		b := roundBinding(req, target)
+		return string(b.appendAAD(nil, make([]byte, stateHeaderLen)))
+	}
+	want := aad(base())
+	for _, tt := range []struct {
+		name   string
+		change func(r *Request, target *string)
+		same   bool
+	}{
+		{name: "caller", change: func(r *Request, _ *string) { r.Caller = idCaller{id: "mallory"} }},
+		{name: "path", change: func(r *Request, _ *string) { r.endpoint.path = "/admin/mcp" }},
+		{name: "requested path", change: func(r *Request, _ *string) { r.endpoint.requested = "/admin/mcp" }},
+		{name: "endpoint name", change: func(r *Request, _ *string) { r.endpoint.name = "orders" }},
+		{name: "revision", change: func(r *Request, _ *string) { r.Version = Version20251125 }},
+		{name: "method", change: func(r *Request, _ *string) { r.Method = "prompts/get" }},
+		{name: "target", change: func(_ *Request, target *string) { *target = "cancel" }},
+		{name: "arguments", change: func(r *Request, _ *string) { r.Params = []byte(`{"name":"book","arguments":{"to":"LHR"}}`) }},
+		{name: "no arguments", change: func(r *Request, _ *string) { r.Params = []byte(`{"name":"book"}`) }},
+		{name: "spacing", same: true, change: func(r *Request, _ *string) { r.Params = []byte(`{"name":"book","arguments":{ "to" : "LIS" }}`) }},
+	} {
+		req, target := base()
+		tt.change(req, &target)
+		if tt.same {
+			assert.Equal(t, want, aad(req, target), tt.name)
+		} else {
+			assert.NotEqual(t, want, aad(req, target), tt.name)
+		}
+	}
+}
+
+// aadLen, by which seal and open size their buffer once, is the length of
+// the additional data with room for the longest length prefixes: never
+// short (a second allocation, or a panic), and no more than the prefixes'
+// unused room over.
+func TestRequestStateAADLen(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 300)
+	header := make([]byte, stateHeaderLen)
+	for _, b := range []*stateBinding{
+		testBinding(),
+		{callerID: "a"},
+		{callerID: long, endpoint: endpointName{name: long, path: long, requested: long}, revision: long, method: long, target: long},
+		{callerID: "a", endpoint: endpointName{requested: long}, target: strings.Repeat("é", 70000)},
+	} {
+		aad := b.appendAAD(nil, header)
+		spare := b.aadLen() - len(aad)
+		assert.GreaterOrEqual(t, spare, 0, "aadLen is never short")
+		assert.LessOrEqual(t, spare, 7*(binary.MaxVarintLen64-1), "aadLen is at most the prefixes' room over")
+	}
 }

@@ -1,7 +1,10 @@
 package mcpmw_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,4 +141,139 @@ func ExampleParseKeyRing() {
 	// Output:
 	// mcpmw.KeyRing{195d4828, 3125e00e}
 	// mcpmw: KeyRing key 2 of 2 is 63 characters, want 64 hexadecimal digits
+}
+
+// twins is a registry whose tool, prompt and resource ask once, keep
+// "round=1" as their state, and then answer: the tool and the prompt share
+// the name "twin", and all take the same arguments.
+func twins() *mcpmw.Registry {
+	ask := func(ctx context.Context) ([]byte, error) {
+		if _, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Go on?", confirmForm)); err != nil {
+			mcpmw.SetRoundState(ctx, []byte("round=1"))
+			return nil, err
+		}
+		return mcpmw.RoundState(ctx), nil
+	}
+	var reg mcpmw.Registry
+	reg.Add(mcpmw.Tool{Name: "twin", Description: "Asks.", Permission: "read",
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			state, err := ask(ctx)
+			return mcpmw.TextResult(string(state)), err
+		}})
+	reg.AddPrompts(mcpmw.Prompt{Name: "twin", Description: "Asks.", Permission: "read",
+		Get: func(ctx context.Context, _ mcpmw.Caller, _ map[string]string) (mcpmw.PromptResult, error) {
+			state, err := ask(ctx)
+			return mcpmw.PromptResult{Messages: []mcpmw.PromptMessage{mcpmw.UserMessage(mcpmw.TextContent(string(state)))}}, err
+		}})
+	reg.AddResources(mcpmw.Resource{URI: "twin://r", Name: "twin", Permission: "read",
+		Read: func(ctx context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+			state, err := ask(ctx)
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", string(state))}, err
+		}})
+	return &reg
+}
+
+// twinRound is a 2026-07-28 request at path of method, naming target (the
+// uri of a resources/read, else the name), with arguments args ("" for
+// none) and extra params members, from a client that can be asked anything.
+func twinRound(path, method, target, args, extra string) *http.Request {
+	p := `"name":` + strconv.Quote(target)
+	if method == "resources/read" {
+		p = `"uri":` + strconv.Quote(target)
+	}
+	if args != "" {
+		p += `,"arguments":` + args
+	}
+	if extra != "" {
+		p += "," + extra
+	}
+	r := req(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+p+`,`+allCaps+`}}`,
+		"MCP-Protocol-Version", mcpmw.LatestVersion, "Mcp-Method", method, "Mcp-Name", target)
+	r.URL.Path, r.RequestURI = path, path
+	return r
+}
+
+// resume is the extra params of a retry answering round and carrying its
+// state.
+func resume(t *testing.T, round roundAnswer) string {
+	t.Helper()
+	require.Equal(t, "input_required", round.ResultType)
+	require.NotEmpty(t, round.RequestState)
+	return `"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + round.RequestState + `"`
+}
+
+// refusedState checks that r is answered -32602: its requestState does
+// not open.
+func refusedState(t *testing.T, h http.Handler, r *http.Request, msgAndArgs ...any) {
+	t.Helper()
+	code, res, rpcErr := serveRound(t, h, r)
+	require.NotNil(t, rpcErr, msgAndArgs...)
+	assert.Equal(t, mcpmw.CodeInvalidParams, rpcErr.Code, msgAndArgs...)
+	assert.Equal(t, http.StatusOK, code, msgAndArgs...)
+	assert.Empty(t, res.ResultType, msgAndArgs...)
+}
+
+// State sealed by one endpoint used to be accepted by another endpoint of
+// the same process sharing the key ring, whose same-named tool, prompt or
+// resource then resumed with a round state it never wrote. It is bound to
+// the endpoint now: to the path, even behind http.StripPrefix (which shows
+// the handler the same path as the other endpoint's), or to
+// Options.Endpoint.
+func TestRequestStateIsBoundToTheEndpoint(t *testing.T) {
+	t.Parallel()
+	ring := mcpmw.RandomKeyRing()
+	newEndpoint := func(name string) http.Handler {
+		return mcpmw.New(twins(), tokenAuthn, &spy{}, &mcpmw.Options{StateKeys: ring, Endpoint: name})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", newEndpoint(""))
+	mux.Handle("/admin/mcp", newEndpoint(""))
+	mux.Handle("/internal/", http.StripPrefix("/internal", newEndpoint(""))) // sees /mcp
+	// One service behind a proxy that reaches its instances under two
+	// paths, named alike; and another service at the same paths.
+	mux.Handle("/a/mcp", newEndpoint("orders"))
+	mux.Handle("/b/mcp", newEndpoint("orders"))
+	mux.Handle("/c/mcp", newEndpoint("billing"))
+	for _, tc := range []struct{ method, target, args string }{
+		{"tools/call", "twin", `{"k":"v"}`},
+		{"prompts/get", "twin", `{"k":"v"}`},
+		{"resources/read", "twin://r", ""},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			t.Parallel()
+			round := func(path, extra string) *http.Request { return twinRound(path, tc.method, tc.target, tc.args, extra) }
+			_, first, _ := serveRound(t, mux, round("/mcp", ""))
+			state := resume(t, first)
+			refusedState(t, mux, round("/admin/mcp", state), "another endpoint")
+			refusedState(t, mux, round("/internal/mcp", state), "another endpoint behind StripPrefix")
+			refusedState(t, mux, round("/a/mcp", state), "a named endpoint")
+			_, done, rpcErr := serveRound(t, mux, round("/mcp", state))
+			require.Nil(t, rpcErr)
+			assert.Equal(t, "complete", done.ResultType, "the endpoint that sealed it resumes it")
+
+			_, first, _ = serveRound(t, mux, round("/a/mcp", ""))
+			state = resume(t, first)
+			refusedState(t, mux, round("/c/mcp", state), "another name")
+			refusedState(t, mux, round("/mcp", state), "an unnamed endpoint")
+			_, done, rpcErr = serveRound(t, mux, round("/b/mcp", state))
+			require.Nil(t, rpcErr)
+			assert.Equal(t, "complete", done.ResultType, "the same name, under another path")
+		})
+	}
+}
+
+// State minted by prompts/get X is refused by tools/call X with the same
+// arguments (and the other way round): the state is bound to the method,
+// not only to the target's name.
+func TestRequestStateIsBoundToTheMethod(t *testing.T) {
+	t.Parallel()
+	h := mcpmw.New(twins(), tokenAuthn, &spy{}, nil)
+	for _, tc := range []struct{ from, to string }{{"prompts/get", "tools/call"}, {"tools/call", "prompts/get"}} {
+		_, first, _ := serveRound(t, h, twinRound("/mcp", tc.from, "twin", `{"k":"v"}`, ""))
+		state := resume(t, first)
+		refusedState(t, h, twinRound("/mcp", tc.to, "twin", `{"k":"v"}`, state), tc.from+" → "+tc.to)
+		_, done, rpcErr := serveRound(t, h, twinRound("/mcp", tc.from, "twin", `{"k":"v"}`, state))
+		require.Nil(t, rpcErr, tc.from)
+		assert.Equal(t, "complete", done.ResultType, tc.from)
+	}
 }

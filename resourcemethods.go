@@ -25,10 +25,10 @@ func (m *resourceMethods) methods() []Method {
 	legacy := []string{Version20251125, Version20250618}
 	return []Method{
 		{Name: "resources/list", Capability: "resources", Handle: m.list},
-		{Name: "resources/templates/list", Capability: "resources", Handle: m.templatesList},
+		{Name: "resources/templates/list", Capability: "resources", Handle: m.templatesList, quick: true},
 		{Name: "resources/read", Capability: "resources", Streams: true, Target: m.target, Handle: m.read},
-		{Name: "resources/subscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe},
-		{Name: "resources/unsubscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe},
+		{Name: "resources/subscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe, quick: true},
+		{Name: "resources/unsubscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe, quick: true},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 )
 
@@ -320,6 +321,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 			fail("the Completer of %q is nil", name)
 		}
 	}
+	t.Complete = maps.Clone(t.Complete) // looked up at every completion/complete: the caller's map may change
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,
 		target: Target{Kind: "resource template", Name: t.URITemplate, Permission: t.Permission}}
 	for v := range revisionCount {

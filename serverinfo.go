@@ -1,5 +1,7 @@
 package mcpmw
 
+import "slices"
+
 // Implementation describes this server to clients (serverInfo).
 type Implementation struct {
 	Name        string // required on the wire; defaults to "mcp-server"
@@ -16,6 +18,19 @@ type Icon struct {
 	MimeType string   // optional
 	Sizes    []string // optional, e.g. "48x48" or "any"
 	Theme    string   // optional: "light" or "dark"
+}
+
+// cloneIcons returns a copy of icons sharing nothing with it.
+func cloneIcons(icons []Icon) []Icon {
+	if icons == nil {
+		return nil
+	}
+	out := make([]Icon, len(icons))
+	for i, ic := range icons {
+		ic.Sizes = slices.Clone(ic.Sizes)
+		out[i] = ic
+	}
+	return out
 }
 
 func appendIcons(dst []byte, icons []Icon) []byte {

@@ -14,16 +14,14 @@ type toolMethods struct {
 	pageSize int
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
-	inflight inflight       // legacy calls a notifications/cancelled may name
+	pages    listPages[*entry]
 }
 
-// methods returns the tools capability's methods, and the legacy
-// cancellation notification that can stop a running call.
+// methods returns the tools capability's methods.
 func (t *toolMethods) methods() []Method {
 	return []Method{
-		{Name: "tools/list", Capability: "tools", Handle: t.list},
+		{Name: "tools/list", Capability: "tools", Handle: t.list, quick: true},
 		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call},
-		{Name: "notifications/cancelled", Revisions: []string{Version20251125, Version20250618}, Handle: t.cancel},
 	}
 }
 
@@ -35,7 +33,8 @@ func (t *toolMethods) list(_ context.Context, req *Request) *Response {
 		return resp
 	}
 	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
-	return f.page(t.reg.table(), req.Caller, req.revision(), off)
+	tab := t.reg.table()
+	return cachedPage(f, "tools", tab.list, tab.perms, t.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
 }
 
 // target finds the tool a tools/call names.
@@ -91,7 +90,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	res, err := t.run(ctx, req, e)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient { // a cancelled tool answers isError, below
 		return clientGone(ctx, e.Name)
 	}
 	if resp, asked := t.asking.inputRequired(req, e.Name, rnd, err); asked {
@@ -117,8 +116,9 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 // errToolTimeout is the cause of a tool's context when its time is up.
 var errToolTimeout = errors.New("mcpmw: tool timeout")
 
-// run calls the tool with its deadline and, on the legacy revisions, where
-// a call can be cancelled by a notification, registered as in flight.
+// run calls the tool with its deadline. A tool the client cancelled
+// (notifications/cancelled, legacy) or that ran out of time answers an
+// isError result saying so.
 func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResult, error) {
 	limit := e.Timeout
 	if limit == 0 {
@@ -128,11 +128,6 @@ func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResu
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, limit, errToolTimeout)
 		defer cancel()
-	}
-	if req.revision().cancelsByNotification() {
-		var done func()
-		ctx, done = t.inflight.add(ctx, req)
-		defer done()
 	}
 	res, err := e.Call(ctx, req.Caller, NewArgs(req.Param("arguments")))
 	switch context.Cause(ctx) {
@@ -165,9 +160,4 @@ func (t *toolMethods) toolError(req *Request, tool string, err error) *Response 
 		resp.Target, resp.Cause, resp.Summary = tool, err, "tool failed: "+capEcho(err.Error())
 		return resp
 	}
-}
-
-// cancel handles a legacy notifications/cancelled.
-func (t *toolMethods) cancel(_ context.Context, req *Request) *Response {
-	return t.inflight.cancel(req)
 }

@@ -24,9 +24,9 @@ const (
 // conventions (http.request.method, rpc.method).
 const other = "_OTHER"
 
-// maxValue caps the one string that reaches a span uncapped by the
-// handler: the client address, which Options.ClientIP may take from a
-// header.
+// maxValue caps the strings that reach a span uncapped by the handler:
+// the client address, which Options.ClientIP may take from a header, and
+// what Serve reads from the request itself (see startAttributes).
 const maxValue = 100
 
 // knownMethods are the MCP methods whose names are recorded as sent even
@@ -82,17 +82,40 @@ type started struct {
 }
 
 // startAttributes are the attributes a dispatched request's span starts
-// with, for samplers: its method and, for tools/call, the tool, which the
-// handler has found (the request passed the permission gate).
+// with, for samplers: its method and, for tools/call, the tool. Each is
+// bounded before it reaches the span, its name included: the method is
+// one the handler routed (or MCP defines) or _OTHER; the revision one it
+// served; the tool name is the client's, which the handler found for a
+// request but not for a notification (sent without an id, it skips the
+// gate), so it is capped as the record caps it, and the span starts with
+// what Done gives it.
 func startAttributes(req *mcpmw.Request) started {
-	s := started{method: method(req.Method, !req.IsNotification())}
+	s := started{method: capClient(method(req.Method, !req.IsNotification()))}
 	s.list = append(s.list, semconv.McpMethodNameKey.String(s.method))
 	if req.Method == "tools/call" {
 		s.tool, _ = req.StringParam("name")
+		s.tool = capClient(s.tool)
 		s.list = append(s.list, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(s.tool))
 	}
 	if req.Version != "" {
-		s.list = append(s.list, semconv.McpProtocolVersion(req.Version))
+		s.list = append(s.list, semconv.McpProtocolVersion(capClient(req.Version)))
+	}
+	return s
+}
+
+// capClient caps a client value as the handler caps those of a
+// CallRecord: maxValue runes and an ellipsis, invalid UTF-8 replaced.
+func capClient(s string) string {
+	if len(s) <= maxValue && utf8.ValidString(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	n := 0
+	for i := range s {
+		if n == maxValue {
+			return s[:i] + "…"
+		}
+		n++
 	}
 	return s
 }
@@ -146,7 +169,7 @@ func recordAttributes(rec mcpmw.CallRecord, s *served) recorded {
 	}
 	both(semconv.HTTPResponseStatusCode(rec.Status), OutcomeKey.String(string(rec.Outcome)))
 	if rec.ClientIP != "" {
-		r.span = append(r.span, semconv.ClientAddress(capString(rec.ClientIP)))
+		r.span = append(r.span, semconv.ClientAddress(capClient(rec.ClientIP)))
 	}
 	return r
 }
@@ -190,16 +213,4 @@ func requestID(raw string) string {
 		return strings.Trim(raw, `"`) // capped by the handler mid-string
 	}
 	return raw
-}
-
-// capString cuts s to maxValue bytes, on a rune boundary.
-func capString(s string) string {
-	if len(s) <= maxValue {
-		return s
-	}
-	i := maxValue
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
 }

@@ -2,14 +2,21 @@ package mcpotel_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpmw/mcpmw"
@@ -267,4 +274,72 @@ func TestNewObserverDefaults(t *testing.T) {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, call("echo", "", "traceparent", traceparent(headerTrace, headerSpan)))
 	assert.Equal(t, 200, w.Code)
+}
+
+// startSampler records what a span starts with: what a sampler sees.
+type startSampler struct {
+	mu     sync.Mutex
+	starts []sdktrace.SamplingParameters
+}
+
+func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starts = append(s.starts, p)
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+}
+
+func (s *startSampler) Description() string { return "records span starts" }
+
+// The attributes (and the name) a span starts with carry client values
+// capped, as Done's do: a tools/call sent as a notification reaches Serve
+// without the gate having found its tool, with whatever name the client
+// chose. Every string a sampler sees is bounded, and valid UTF-8.
+func TestSpanStartsWithCappedValues(t *testing.T) {
+	t.Parallel()
+	sampler, spans := &startSampler{}, tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	var reg mcpmw.Registry
+	reg.Add(tools(&toolSeen{})...)
+	h := mcpmw.New(&reg, authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{
+		Observer: mcpotel.NewObserver(mcpotel.WithTracerProvider(tp)),
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ClientIP: func(*http.Request) string { return strings.Repeat("9", 300) },
+	})
+	long := strings.Repeat("é", 300)
+	for _, r := range []*http.Request{
+		post(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"`+long+`"}}`, "MCP-Protocol-Version", mcpmw.Version20251125),
+		post(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"\ud800`+long+`"}}`, "MCP-Protocol-Version", mcpmw.Version20251125),
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, http.StatusAccepted, w.Code)
+	}
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	require.Len(t, sampler.starts, 2)
+	capped := strings.Repeat("é", 100) + "…"
+	for i, p := range sampler.starts {
+		got := attrs(p.Attributes)
+		if i == 0 {
+			assert.Equal(t, capped, got["gen_ai.tool.name"])
+			assert.Equal(t, "tools/call "+capped, p.Name)
+		}
+		for _, kv := range p.Attributes {
+			v := kv.Value.String()
+			assert.LessOrEqual(t, utf8.RuneCountInString(v), 101, "%s", kv.Key)
+			assert.True(t, utf8.ValidString(v), "%s", kv.Key)
+		}
+		assert.LessOrEqual(t, utf8.RuneCountInString(p.Name), len("tools/call ")+101)
+		assert.True(t, utf8.ValidString(p.Name))
+	}
+	for _, s := range spans.Ended() {
+		got := attrs(s.Attributes())
+		assert.Equal(t, strings.Repeat("9", 100)+"…", got["client.address"], "Done caps what ClientIP gives")
+		for _, kv := range s.Attributes() {
+			assert.LessOrEqual(t, utf8.RuneCountInString(kv.Value.String()), 101, "%s", kv.Key)
+		}
+	}
+	assert.Len(t, spans.Ended(), 2)
 }

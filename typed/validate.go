@@ -25,6 +25,9 @@ func Validate(t mcpmw.Tool) mcpmw.Tool {
 	if t.Call == nil {
 		panic(fmt.Sprintf("mcpmw/typed: tool %q has no Call func", t.Name))
 	}
+	// The tool keeps its own copy of the schema it is checked against:
+	// the caller's bytes may change before Registry.Add copies them.
+	t.InputSchema = bytes.Clone(t.InputSchema)
 	schema := t.InputSchema
 	if len(bytes.TrimSpace(schema)) == 0 {
 		schema = noArgsSchema
@@ -73,6 +76,7 @@ func (v *validator) checkArgs(args *mcpmw.Args) error {
 // or no OutputSchema, or if the schema is not one Validate would accept
 // (its root need not be an object).
 func ValidateOutput(t mcpmw.Tool) mcpmw.Tool {
+	t.OutputSchema = bytes.Clone(t.OutputSchema) // the tool keeps the schema it checks against, as Validate does
 	v := outputValidator(t)
 	call := t.Call
 	t.Call = func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {

@@ -343,3 +343,19 @@ func TestValidateNamesEnclosingValue(t *testing.T) {
 	assert.Equal(t, "b", ae.Field)
 	assert.Equal(t, "does not match the schema (type)", ae.Problem)
 }
+
+// Validate and ValidateOutput keep their own copy of the schema they
+// compiled: the caller changing its bytes before Registry.Add must not
+// make the tool declare one schema and check another.
+func TestValidateKeepsTheSchemaItChecks(t *testing.T) {
+	t.Parallel()
+	in := []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+	out := []byte(`{"type":"object","properties":{"sum":{"type":"integer"}}}`)
+	tool := echoArgs(string(in))
+	tool.InputSchema, tool.OutputSchema = in, out
+	tool = typed.ValidateOutput(typed.Validate(tool))
+	copy(in[bytes.Index(in, []byte("integer")):], "string\" ")
+	copy(out[bytes.Index(out, []byte("integer")):], "string\" ")
+	assert.JSONEq(t, `{"type":"object","properties":{"n":{"type":"integer"}}}`, string(tool.InputSchema))
+	assert.JSONEq(t, `{"type":"object","properties":{"sum":{"type":"integer"}}}`, string(tool.OutputSchema))
+}
