@@ -203,3 +203,22 @@ func TestArgErrorText(t *testing.T) {
 	plain := &ArgError{Field: "pin", Problem: "is required"}
 	assert.Equal(t, `argument "pin" is required`, plain.text(true), "a problem quoting nothing stays")
 }
+
+// TestSealedStateCarriesNoArgumentDigest checks what SECURITY.md says of
+// requestState and sensitive arguments: the arguments' digest binds the
+// state as additional data only, so neither it nor the arguments are in
+// what the client holds (and may log); without the ring's key, a state
+// tells nothing about them.
+func TestSealedStateCarriesNoArgumentDigest(t *testing.T) {
+	t.Parallel()
+	args := []byte(`{"password":"hunter2"}`)
+	b := testBinding()
+	b.args = argsDigest(args)
+	s := mustSeal(t, mustRing(t, stateKey1), b, []byte("round 2"))
+	blob, err := stateEncoding.DecodeString(s)
+	require.NoError(t, err)
+	assert.NotContains(t, string(blob), string(b.args[:]), "no digest")
+	assert.NotContains(t, string(blob), "hunter2")
+	assert.NotContains(t, s, "hunter2")
+	assert.Len(t, blob, stateOverhead+len("round 2"), "header, nonce, ciphertext and tag: nothing else")
+}
