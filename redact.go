@@ -182,7 +182,7 @@ func childSchemas(s map[string]any, tok string) []any {
 	if tok == "*" {
 		return append(out, tuple...)
 	}
-	if n, _ := strconv.Atoi(tok); n < len(tuple) {
+	if n, err := strconv.Atoi(tok); err == nil && n < len(tuple) { // err: an index beyond int
 		out = append(out, tuple[n])
 	}
 	return out

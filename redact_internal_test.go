@@ -119,6 +119,7 @@ func TestSensitivePointerDeclared(t *testing.T) {
 		{"items by leading zero", `{"properties":{"a":{"items":{}}}}`, "/a/01", false},
 		{"prefixItems", `{"properties":{"a":{"prefixItems":[{},{"properties":{"n":{}}}]}}}`, "/a/1/n", true},
 		{"prefixItems too short", `{"properties":{"a":{"prefixItems":[{}]}}}`, "/a/1", false},
+		{"prefixItems, an index beyond int", `{"properties":{"a":{"prefixItems":[{}]}}}`, "/a/99999999999999999999", false},
 		{"prefixItems star", `{"properties":{"a":{"prefixItems":[{},{"properties":{"n":{}}}]}}}`, "/a/*/n", true},
 		{"draft-07 items array", `{"properties":{"a":{"items":[{},{"properties":{"n":{}}}]}}}`, "/a/1/n", true},
 		{"$ref", `{"$defs":{"c":{"properties":{"n":{}}}},"properties":{"c":{"$ref":"#/$defs/c"}}}`, "/c/n", true},
