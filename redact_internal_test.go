@@ -127,6 +127,8 @@ func TestSensitivePointerDeclared(t *testing.T) {
 		{"$ref to the root", `{"properties":{"a":{"$ref":"#"},"n":{}}}`, "/a/a/n", true},
 		{"$ref through an array", `{"allOf":[{"properties":{"n":{}}}],"properties":{"c":{"$ref":"#/allOf/0"}}}`, "/c/n", true},
 		{"$ref through a bad index", `{"allOf":[{}],"properties":{"c":{"$ref":"#/allOf/1"}}}`, "/c/n", false},
+		{"$ref through a name into an array", `{"allOf":[{"properties":{"n":{}}}],"properties":{"c":{"$ref":"#/allOf/x"}}}`, "/c/n", false},
+		{"$ref through a negative index", `{"allOf":[{"properties":{"n":{}}}],"properties":{"c":{"$ref":"#/allOf/-1"}}}`, "/c/n", false},
 		{"$ref through a scalar", `{"x":1,"properties":{"c":{"$ref":"#/x/y"}}}`, "/c/n", false},
 		{"$ref dangling", `{"properties":{"c":{"$ref":"#/$defs/none"}}}`, "/c/n", false},
 		{"$ref remote", `{"properties":{"c":{"$ref":"https://example.com/s"}}}`, "/c/n", false},
@@ -187,7 +189,7 @@ func TestRedactionCovers(t *testing.T) {
 
 func TestIsArrayIndex(t *testing.T) {
 	t.Parallel()
-	for tok, want := range map[string]bool{"0": true, "7": true, "10": true, "": false, "01": false, "-1": false, "1a": false, "*": false, "/": false, ":": false} {
+	for tok, want := range map[string]bool{"0": true, "7": true, "9": true, "10": true, "90": true, "": false, "01": false, "-1": false, "1a": false, "*": false, "/": false, ":": false} {
 		assert.Equal(t, want, isArrayIndex(tok), "%q", tok)
 	}
 }

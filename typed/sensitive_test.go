@@ -39,6 +39,7 @@ type signupIn struct {
 	Pair     [2]secretCard         `json:"pair"`
 	ByName   map[string]secretCard `json:"by_name,omitempty"`
 	Whole    secretCard            `json:"whole" mcpmw:"sensitive"` // the object, not its members
+	Untagged secretCard            // a member named as the field, not promoted
 	List     []string              `json:"list,omitempty" mcpmw:"sensitive"`
 	Escaped  string                `json:"a/b~c" mcpmw:"sensitive"`
 	Skipped  string                `json:"-" mcpmw:"sensitive"` // not an argument
@@ -54,7 +55,7 @@ func TestNewToolSensitiveTag(t *testing.T) {
 	})
 	assert.Equal(t, []string{
 		"/password", "/GoName", "/card/number", "/backup/number", "/cards/*/number", "/pair/*/number", "/by_name/*/number",
-		"/whole", "/list", "/a~1b~0c", "/token", "/a", "/b",
+		"/whole", "/Untagged/number", "/list", "/a~1b~0c", "/token", "/a", "/b",
 	}, tool.Sensitive)
 	var reg mcpmw.Registry
 	require.NotPanics(t, func() { reg.Add(tool) }, "every pointer names a member of the derived schema")
