@@ -75,9 +75,19 @@ func argField(ptr string) string {
 // An ArgError reports an argument that is missing or of the wrong type or
 // form. A tool that returns one gets an isError result whose text names the
 // field, so the model can correct its call.
+//
+// Some problems the accessors and Decode find quote the value ("must be an
+// integer, not 1.5"). For a tool with Sensitive arguments the handler
+// sends and records such a problem with "[redacted]" in place of the
+// value; a Problem the tool writes itself is sent as written, so keep
+// sensitive values out of it.
 type ArgError struct {
 	Field   string // the argument's name, a JSON pointer such as "/order/id" for a nested member, "" for the arguments as a whole
 	Problem string // e.g. "is required", "must be a string, not a number"
+
+	// redacted is Problem with the client's value it quotes replaced by
+	// "[redacted]"; "" when Problem quotes none.
+	redacted string
 }
 
 func (e *ArgError) Error() string {
@@ -85,6 +95,17 @@ func (e *ArgError) Error() string {
 		return "invalid arguments: " + e.Problem
 	}
 	return fmt.Sprintf("argument %q %s", capEcho(e.Field), e.Problem)
+}
+
+// text is e's message for an answer and a record: Error, or, when redact
+// is set, Error with the value its Problem quotes redacted.
+func (e *ArgError) text(redact bool) string {
+	if !redact || e.redacted == "" {
+		return e.Error()
+	}
+	c := *e
+	c.Problem = e.redacted
+	return c.Error()
 }
 
 // Err returns the first problem any accessor met, or nil.
@@ -122,12 +143,12 @@ func (a *Args) Decode(v any) error {
 		var te *json.UnmarshalTypeError
 		var ie *json.InvalidUnmarshalError
 		switch {
-		case errors.As(err, &te):
-			a.fail(te.Field, "must be "+jsonTypeName(te.Type.Kind().String())+", not "+capEcho(te.Value))
+		case errors.As(err, &te): // te.Value: "number 1.5", "string"
+			a.failQuoting(te.Field, "must be "+jsonTypeName(te.Type.Kind().String())+", not ", te.Value)
 		case errors.As(err, &ie): // v is not a non-nil pointer: the tool's bug, not the model's
 			a.err = err
-		default: // a field's own UnmarshalJSON refused its value
-			a.fail("", capEcho(err.Error()))
+		default: // a field's own UnmarshalJSON refused its value, and may quote it
+			a.err = &ArgError{Problem: capEcho(err.Error()), redacted: "a value could not be decoded: " + redactedText}
 		}
 		return a.err
 	}
@@ -154,6 +175,14 @@ func jsonTypeName(goKind string) string {
 func (a *Args) fail(field, problem string) {
 	if a.err == nil {
 		a.err = &ArgError{Field: field, Problem: problem}
+	}
+}
+
+// failQuoting is fail for a problem that ends by quoting the client's
+// value, capped; its redacted form has "[redacted]" there instead.
+func (a *Args) failQuoting(field, problem, value string) {
+	if a.err == nil {
+		a.err = &ArgError{Field: field, Problem: problem + capEcho(value), redacted: problem + redactedText}
 	}
 }
 
@@ -240,7 +269,7 @@ func (a *Args) int(name string, def int, required bool) int {
 	n, exact, integral := parseInt(v)
 	switch {
 	case !integral:
-		a.fail(name, "must be an integer, not "+capEcho(string(v)))
+		a.failQuoting(name, "must be an integer, not ", string(v))
 		return def
 	case !exact:
 		a.fail(name, "is out of range")
@@ -269,7 +298,7 @@ func (a *Args) IntClamp(name string, def, min, max int) int {
 	}
 	n, exact, integral := parseInt(v)
 	if !integral {
-		a.fail(name, "must be an integer, not "+capEcho(string(v)))
+		a.failQuoting(name, "must be an integer, not ", string(v))
 		return clamp(def)
 	}
 	if !exact { // beyond int: clamp by sign

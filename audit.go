@@ -45,7 +45,10 @@ const (
 
 // A CallRecord is the audit record of one request. Fields the request never
 // reached are zero. Values that came from the client (method, tool, id,
-// client name) are capped in length; credentials never appear.
+// client name) are capped in length; credentials never appear, and
+// neither do sensitive arguments (Tool.Sensitive, PromptArgument.Sensitive),
+// in Arguments or in the Summary. The record is made once, so an Auditor,
+// LogValue, JSONAuditor and an Observer all see the same redacted values.
 type CallRecord struct {
 	Time     time.Time     // when the handler started on the request
 	Duration time.Duration // until the record was made, just before the final write
@@ -59,9 +62,12 @@ type CallRecord struct {
 	// Target is what the request acted on: the tool of a tools/call, the
 	// prompt of a prompts/get, the URI of a resources/read, the prompt or
 	// URI template a completion/complete completes.
-	Target    string
-	Tool      string          // the tool name of a tools/call (its Target), kept for tool-centred dashboards
-	Arguments json.RawMessage // the tools/call arguments as sent; do not modify
+	Target string
+	Tool   string // the tool name of a tools/call (its Target), kept for tool-centred dashboards
+	// Arguments are the tools/call arguments as sent, except that each
+	// value the tool declares Sensitive reads "[redacted]" (see
+	// Tool.Sensitive); do not modify.
+	Arguments json.RawMessage
 
 	ProtocolVersion string // the revision the request spoke, as declared (an answer POST's: its MCP-Protocol-Version header)
 	ClientName      string // from clientInfo, as declared (display only)

@@ -25,6 +25,7 @@ type exchange struct {
 	authErr  error           // why authentication failed, if it did
 	env      envelope        // the body's JSON-RPC envelope, as far as it was read
 	args     json.RawMessage // a tools/call's arguments, as sent
+	redact   *redaction      // the Sensitive pointers of the tool a tools/call names, if any
 	target   string          // the tool, prompt or resource URI the request names, as sent (capped)
 	req      *Request        // set once the request was parsed: &reqv
 	reqv     Request

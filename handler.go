@@ -19,6 +19,7 @@ const defaultMaxBody = 4 << 20
 // any path of any router. Each POST is answered on its own; nothing is kept
 // between requests, so any instance can answer any request.
 type Handler struct {
+	reg        *Registry // for the Sensitive arguments of the tool a record names
 	authn      Authenticator
 	auditor    Auditor
 	limiter    RateLimiter
@@ -63,6 +64,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	checkOptionalHooks(opts)
 	o := withDefaults(opts)
 	h := &Handler{
+		reg:        reg,
 		authn:      authn,
 		auditor:    auditor,
 		limiter:    o.RateLimit,
@@ -297,7 +299,9 @@ func (h *Handler) serve(x *exchange) answer {
 	switch req.Method {
 	case "tools/call":
 		x.args = req.Param("arguments")
-		fallthrough
+		if name, ok := req.StringParam("name"); ok {
+			x.target, x.redact = capEcho(name), h.reg.toolRedaction(name)
+		}
 	case "prompts/get":
 		if name, ok := req.StringParam("name"); ok {
 			x.target = capEcho(name)

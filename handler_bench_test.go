@@ -222,6 +222,17 @@ func BenchmarkServeHTTPToolsCallHooks(b *testing.B) {
 	runBench(b, newHookedBenchHandler(benchRegistry(100, -1)), newEchoCall(50), `"text":"abcdefghij`)
 }
 
+// BenchmarkServeHTTPToolsCallSensitive is BenchmarkServeHTTPToolsCallHooks
+// for an echo whose message is Sensitive: the cost of redacting the
+// record's arguments, which JSONAuditor then writes.
+func BenchmarkServeHTTPToolsCallSensitive(b *testing.B) {
+	echo := benchEcho
+	echo.Sensitive = []string{"/message"}
+	var reg mcpmw.Registry
+	reg.Add(echo)
+	runBench(b, newHookedBenchHandler(&reg), newEchoCall(50), `"text":"abcdefghij`)
+}
+
 // BenchmarkServeHTTPToolsCallRegistered calls echo on registries of growing
 // size (target: flat within 10% from 1 to 10,000 tools).
 func BenchmarkServeHTTPToolsCallRegistered(b *testing.B) {

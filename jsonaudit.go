@@ -16,8 +16,9 @@ import (
 // JSONAuditor returns an Auditor that appends each record to w as one JSON
 // object per line, with the keys time, outcome, status, method, error_code
 // (omitted when there is none), tool, target, caller, request_id, client_ip,
-// arguments (the JSON as sent when it is at most 1 KiB and valid UTF-8,
-// otherwise a string cut to 1 KiB), protocol_version, client_name,
+// arguments (the record's, with sensitive values "[redacted]": the JSON
+// when it is at most 1 KiB and valid UTF-8, otherwise a string cut to
+// 1 KiB), protocol_version, client_name,
 // client_version, auth_error, summary and duration_ms. Each line is written
 // with a single Write call, under a lock, so w needs no locking of its own.
 //

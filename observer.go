@@ -27,7 +27,9 @@ type Observer interface {
 	// it is not cancelled when the client goes away. r is the HTTP request,
 	// for its headers; req is the request as parsed, or nil when the body
 	// was not read that far (so a request refused after parsing still
-	// shows its params._meta, its trace context say). Done must not block:
+	// shows its params._meta, its trace context say). req's params are as
+	// sent, sensitive arguments included (Tool.Sensitive): record from rec,
+	// which has them redacted, never from req's arguments. Done must not block:
 	// the answer waits for it.
 	Done(ctx context.Context, r *http.Request, req *Request, rec CallRecord)
 }

@@ -21,14 +21,17 @@ type headerParam struct {
 	path   []string // property names from the schema root
 	header string   // canonical header name, "Mcp-Param-" + the annotation
 	typ    string   // "string", "integer" or "boolean"
+	// sensitive marks an argument of Tool.Sensitive: its header carries
+	// the same secret, so no message quotes the header's value.
+	sensitive bool
 }
 
 // headerParams finds the x-mcp-header annotations of a tool's input schema
 // and panics on one the specification does not allow: not a non-empty
 // RFC 9110 token, not unique (case-insensitively), on a property that is
 // not a single string, integer or boolean, or reachable from the root
-// other than through "properties".
-func headerParams(tool string, schema []byte) []headerParam {
+// other than through "properties". red marks the ones that are sensitive.
+func headerParams(tool string, schema []byte, red *redaction) []headerParam {
 	if !bytes.Contains(schema, []byte(`"x-mcp-header"`)) {
 		return nil
 	}
@@ -75,6 +78,9 @@ func headerParams(tool string, schema []byte) []headerParam {
 		}
 	}
 	walk(root, nil, true)
+	for i := range out {
+		out[i].sensitive = red.covers(out[i].path)
+	}
 	return out
 }
 
@@ -154,7 +160,11 @@ func checkParamHeaders(t *Target, req *Request) *answer {
 			return headerError(p.header + " " + err.Error())
 		}
 		if !paramMatches(p.typ, hv, val) {
-			return headerError(p.header + " header value " + quoteEcho(hv) + " does not match " + where)
+			shown := quoteEcho(hv) + " "
+			if p.sensitive {
+				shown = ""
+			}
+			return headerError(p.header + " header value " + shown + "does not match " + where)
 		}
 	}
 	return nil

@@ -43,7 +43,7 @@ func FuzzParamHeaders(f *testing.F) {
 	} {
 		f.Add([]byte(tt.args), tt.present, tt.project, tt.n, tt.b, tt.inn)
 	}
-	params := headerParams("t", []byte(paramSchema))
+	params := headerParams("t", []byte(paramSchema), nil)
 	if len(params) != 4 {
 		f.Fatalf("headerParams found %d annotations, want 4", len(params))
 	}

@@ -100,7 +100,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	if err != nil {
-		return promptError(e.Name, err)
+		return promptError(e.Name, e.sensitive, err)
 	}
 	body, err := encodePromptResult(&res, req.revision(), p.ad.serverMeta)
 	if err != nil {
@@ -150,14 +150,17 @@ func promptArgs(e *promptEntry, raw []byte) (map[string]string, *Response) {
 }
 
 // promptError turns an error returned by a prompt's Get into its Response.
-func promptError(prompt string, err error) *Response {
+// For a prompt with a sensitive argument (redact), an argument error
+// quoting a value is answered and recorded with the value redacted.
+func promptError(prompt string, redact bool, err error) *Response {
 	var ae *ArgError
 	var je *Error
 	var ke *AskError
 	switch {
 	case errors.As(err, &ae):
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: "+ae.Error())
-		resp.Target, resp.Summary = prompt, capEcho(ae.Error())
+		text := ae.text(redact)
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: "+text)
+		resp.Target, resp.Summary = prompt, capEcho(text)
 		return resp
 	case errors.As(err, &je):
 		return &Response{Error: je, Target: prompt, Summary: capEcho(je.Message)}

@@ -54,6 +54,13 @@ type PromptArgument struct {
 	// Required arguments must be sent: prompts/get without one is refused
 	// with -32602 naming it.
 	Required bool
+	// Sensitive marks a value that must not leave the process through the
+	// library (a password, a person's data): no message, isError text or
+	// audit record it builds for prompts/get or for a completion/complete
+	// of this argument quotes it; where one would, it says "[redacted]".
+	// Get and the Completers still get it as sent. See the README's
+	// "Sensitive arguments".
+	Sensitive bool
 }
 
 // A PromptResult is what a prompt's Get returns: the messages, and an
@@ -91,6 +98,7 @@ type promptEntry struct {
 	enc       [revisionCount][]byte // the definition, per revision
 	permIndex int                   // index of Permission in its table's perms
 	target    Target
+	sensitive bool // some argument is Sensitive
 }
 
 var emptyPromptTable = &promptTable{}
@@ -158,6 +166,7 @@ func preparePrompt(p Prompt) *promptEntry {
 		panic(fmt.Sprintf("mcpmw: prompt %q has no Get func", p.Name))
 	}
 	declared := make(map[string]bool, len(p.Arguments))
+	sensitive := false
 	for _, a := range p.Arguments {
 		switch {
 		case a.Name == "":
@@ -166,6 +175,7 @@ func preparePrompt(p Prompt) *promptEntry {
 			panic(fmt.Sprintf("mcpmw: prompt %q declares argument %q twice", p.Name, a.Name))
 		}
 		declared[a.Name] = true
+		sensitive = sensitive || a.Sensitive
 	}
 	for name, c := range p.Complete {
 		switch {
@@ -180,7 +190,7 @@ func preparePrompt(p Prompt) *promptEntry {
 	// after the caller's slice and map may have changed.
 	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
 	p.Complete = maps.Clone(p.Complete)
-	e := &promptEntry{Prompt: p, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
+	e := &promptEntry{Prompt: p, sensitive: sensitive, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
 	for v := range revisionCount {
 		e.enc[v] = appendPromptDef(nil, &p, v)
 	}

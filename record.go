@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -37,6 +38,7 @@ func (x *exchange) record(a *answer) CallRecord {
 	}
 	if x.env.method == "tools/call" {
 		rec.Tool = rec.Target
+		rec.Arguments = x.recordArguments(rec.Target)
 	}
 	if resp.Error != nil {
 		rec.ErrorCode = resp.Error.Code
@@ -70,4 +72,16 @@ func defaultSummary(resp *Response) string {
 		s += capEcho(resp.Cause.Error())
 	}
 	return s
+}
+
+// recordArguments are a tools/call's arguments as the record shows them:
+// the values the client named tool's Sensitive pointers reach redacted,
+// and those of tool answered too when a middleware pointed the call at
+// another tool. It costs nothing for a tool without sensitive arguments.
+func (x *exchange) recordArguments(answered string) json.RawMessage {
+	args := x.redact.arguments(x.args)
+	if answered != x.target {
+		args = x.h.reg.toolRedaction(answered).arguments(args)
+	}
+	return args
 }

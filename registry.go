@@ -30,6 +30,17 @@ type Tool struct {
 	// JSON whose root is {"type":"object",...}. It is sent exactly as given
 	// (whitespace removed). Nil means a tool without arguments.
 	InputSchema json.RawMessage
+	// Sensitive lists the arguments whose values must not leave the
+	// process through the library, as JSON pointers (RFC 6901) into the
+	// arguments: "/password", "/card/number", with "*" standing for every
+	// member of an object or element of an array ("/cards/*/cvc", "/*"
+	// for every argument). Each must name a member the InputSchema
+	// declares. The audit record (and so LogAuditor, JSONAuditor and an
+	// Observer), and every message and isError text the handler builds,
+	// carry "[redacted]" in place of such a value; the tool still gets it
+	// as sent. Nil means none: such a tool pays nothing. See the README's
+	// "Sensitive arguments" for what is redacted where.
+	Sensitive []string
 	// OutputSchema optionally describes StructuredContent. Clients of the
 	// legacy revisions only accept an object-rooted one; others are left out
 	// of what they are sent.
@@ -164,11 +175,14 @@ type entry struct {
 	enc       [revisionCount][]byte // the definition, per revision
 	permIndex int                   // index of Permission in its table's perms
 	target    Target
+	redact    *redaction // the Sensitive pointers, compiled; nil when there are none
 }
 
 // Add registers tools. It panics, with a message naming the tool, if a name
-// is invalid or already taken, if Permission or Call is missing, or if a
-// schema is not valid JSON (or, for InputSchema, not an object schema).
+// is invalid or already taken, if Permission or Call is missing, if a
+// schema is not valid JSON (or, for InputSchema, not an object schema), or
+// if a Sensitive pointer is not a JSON pointer or names nothing the
+// InputSchema declares.
 // Such mistakes are found at startup, never while serving.
 func (r *Registry) Add(tools ...Tool) {
 	r.mu.Lock()
@@ -274,6 +288,8 @@ func prepare(t Tool) *entry {
 		panic(fmt.Sprintf("mcpmw: tool %q: InputSchema must have \"type\": \"object\" at its root", t.Name))
 	}
 	t.InputSchema = in
+	t.Sensitive = append([]string(nil), t.Sensitive...) // the caller's slice may change; Lookup returns this copy
+	red := compileSensitive(t.Name, t.Sensitive, in)
 	var outObject bool
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
 		t.OutputSchema = compactSchema(t.Name, "OutputSchema", t.OutputSchema)
@@ -284,8 +300,8 @@ func prepare(t Tool) *entry {
 	} else {
 		t.OutputSchema = nil
 	}
-	e := &entry{Tool: t, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
-		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in)}}
+	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
+		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in, red)}}
 	if len(t.RequiredClientCapabilities) > 0 {
 		e.target.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
 	}

@@ -97,7 +97,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	if err != nil {
-		return t.toolError(req, e.Name, err)
+		return t.toolError(req, e.Name, e.redact != nil, err)
 	}
 	body, err := encodeToolResult(&res, req.revision(), t.ad.serverMeta)
 	if err != nil {
@@ -139,16 +139,19 @@ func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResu
 	return res, err
 }
 
-// toolError turns an error returned by a tool into its Response.
-func (t *toolMethods) toolError(req *Request, tool string, err error) *Response {
+// toolError turns an error returned by a tool into its Response. For a
+// tool with sensitive arguments (redact), an argument error quoting a
+// value is answered and recorded with the value redacted.
+func (t *toolMethods) toolError(req *Request, tool string, redact bool, err error) *Response {
 	var ae *ArgError
 	var je *Error
 	var ke *AskError
 	switch {
 	case errors.As(err, &ae):
-		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", ae.Error())
+		text := ae.text(redact)
+		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", text)
 		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
-		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ae.Error()), encoded: true}
+		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(text), encoded: true}
 	case errors.As(err, &ke):
 		res := ErrorResult("%s", ke.Error())                               // the client's words in it are capped
 		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail

@@ -114,6 +114,12 @@ var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceCont
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessOf(t, func(x *harness, reg *mcpmw.Registry) { reg.Add(tools(&x.seen)...) })
+}
+
+// newHarnessOf is newHarness serving what fill adds to the registry.
+func newHarnessOf(t *testing.T, fill func(x *harness, reg *mcpmw.Registry)) *harness {
+	t.Helper()
 	x := &harness{spans: tracetest.NewSpanRecorder(), metrics: sdkmetric.NewManualReader()}
 	x.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(x.spans))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(x.metrics))
@@ -124,7 +130,7 @@ func newHarness(t *testing.T) *harness {
 	x.obs = &recordingObserver{Observer: mcpotel.NewObserver(
 		mcpotel.WithTracerProvider(x.tp), mcpotel.WithMeterProvider(mp), mcpotel.WithPropagator(propagator))}
 	var reg mcpmw.Registry
-	reg.Add(tools(&x.seen)...)
+	fill(x, &reg)
 	x.h = mcpmw.New(&reg, authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{
 		Observer: x.obs,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),

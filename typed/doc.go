@@ -35,6 +35,25 @@
 // checks results against the OutputSchema at run time, and
 // [CheckOutput] does it in tests.
 //
+// # Sensitive arguments
+//
+// A field tagged `mcpmw:"sensitive"` holds a value the audit trail must not
+// keep (a password, an API key, a person's data):
+//
+//	type loginIn struct {
+//		User     string `json:"user"`
+//		Password string `json:"password" mcpmw:"sensitive"`
+//	}
+//
+// NewTool resolves the tags once into the tool's mcpmw.Tool.Sensitive, as
+// JSON pointers under the names encoding/json uses ("/password"; a nested
+// struct's field "/card/number"; through a slice, array or map
+// "/cards/*/number"; a tagged struct, slice or map is sensitive whole). The
+// handler then records "[redacted]" in their place and quotes them in no
+// message; the tool still gets every value. A tag option other than
+// "sensitive" panics. A tool built with Func and Validate lists its
+// pointers in Sensitive by hand, as its schema is.
+//
 // # What a schema may hold, and what validation costs
 //
 // Schemas are compiled when the tool is built, and refused then (a panic

@@ -68,3 +68,21 @@ func ExampleValidate() {
 	// error: argument "days" must be >= 1
 	// error: argument "Days" is not an argument name: names are case-sensitive (the tool reads "days")
 }
+
+func ExampleNewTool_sensitive() {
+	type card struct {
+		Number string `json:"number" mcpmw:"sensitive"`
+		Holder string `json:"holder"`
+	}
+	type payIn struct {
+		Amount int    `json:"amount"`
+		APIKey string `json:"api_key" mcpmw:"sensitive"`
+		Cards  []card `json:"cards"`
+	}
+	pay := typed.NewTool("pay", "Pays.", "write", func(ctx context.Context, c mcpmw.Caller, in payIn) (string, error) {
+		return fmt.Sprintf("paid %d", in.Amount), nil
+	})
+	fmt.Println(pay.Sensitive) // the audit record holds "[redacted]" for these
+	// Output:
+	// [/api_key /cards/*/number]
+}

@@ -18,11 +18,17 @@ func (allowAll) Can(mcpmw.Permission) bool { return true }
 
 // newHandler serves tools to an allow-all caller, with no audit.
 func newHandler(tools ...mcpmw.Tool) http.Handler {
+	return newAuditedHandler(func(mcpmw.CallRecord) {}, tools...)
+}
+
+// newAuditedHandler serves tools to an allow-all caller, handing each
+// record to audit.
+func newAuditedHandler(audit func(mcpmw.CallRecord), tools ...mcpmw.Tool) http.Handler {
 	var reg mcpmw.Registry
 	reg.Add(tools...)
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return allowAll{}, nil })
-	audit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
-	return mcpmw.New(&reg, authn, audit, &mcpmw.Options{Logger: slog.New(slog.DiscardHandler)})
+	auditor := mcpmw.AuditFunc(func(_ context.Context, rec mcpmw.CallRecord) { audit(rec) })
+	return mcpmw.New(&reg, authn, auditor, &mcpmw.Options{Logger: slog.New(slog.DiscardHandler)})
 }
 
 // callBody is a 2026-07-28 tools/call of tool with args.

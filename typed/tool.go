@@ -19,6 +19,13 @@ import (
 // arguments against the input schema (see Validate), decodes them into In
 // with Args.Decode, and runs call.
 //
+// A field tagged `mcpmw:"sensitive"` is a sensitive argument: the tool's
+// Sensitive lists its JSON pointer, found here, once ("/password"; through
+// a slice or map, "/cards/*/number"; a tagged struct, slice or map is
+// sensitive whole). The handler then redacts its value from the audit
+// record and from every message it builds, validation failures included;
+// call still gets it. See mcpmw.Tool.Sensitive.
+//
 // In must be a struct, or a map with string keys: the arguments are an
 // object. Out decides the result:
 //   - mcpmw.ToolResult is sent as it is, with no OutputSchema;
@@ -47,6 +54,7 @@ func NewTool[In, Out any](name, description string, perm mcpmw.Permission, call 
 	}
 	t := mcpmw.Tool{Name: name, Description: description, Permission: perm,
 		InputSchema: deriveSchema(name, "In", reflect.TypeFor[In]()), Call: Func(call)}
+	t.Sensitive = sensitivePointers(name, reflect.TypeFor[In]())
 	if form := formOf[Out](); form == structured || form == structuredPtr {
 		t.OutputSchema = deriveSchema(name, "Out", derefType(reflect.TypeFor[Out]()))
 	}

@@ -242,6 +242,9 @@ func tools(store *noteStore, notify mcpmw.Notifier) []mcpmw.Tool {
 			Idempotent:  mcpmw.No,
 			OpenWorld:   mcpmw.No,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":2000}},"required":["text"],"additionalProperties":false}`),
+			// A note may hold anything a team writes down; the audit log
+			// keeps that a note was written and by whom, never what it says.
+			Sensitive: []string{"/text"},
 			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				s := sessionOf(c)
 				text := args.String("text")

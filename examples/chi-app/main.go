@@ -118,7 +118,10 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	if c.ratePerMin > 0 {
 		opts.RateLimit = ratelimit.PerIP(c.ratePerMin, time.Minute)
 	}
-	audit := mcpmw.LogAuditor(slog.New(slog.NewJSONHandler(auditOut, nil)))
+	// One JSON object per line, the arguments as JSON (sensitive ones,
+	// note_create's text, as "[redacted]"); a line that cannot be written
+	// is logged with the record it lost.
+	audit := mcpmw.JSONAuditor(auditOut, opts.Logger)
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)

@@ -1,0 +1,131 @@
+package typed_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/typed"
+)
+
+type secretCard struct {
+	Number string `json:"number" mcpmw:"sensitive"`
+	Holder string `json:"holder"`
+}
+
+// Promoted is embedded in signupIn: its fields are promoted to the top.
+type Promoted struct {
+	Token string `json:"token" mcpmw:"sensitive"`
+	Plain string `json:"plain,omitempty"`
+}
+
+// Hidden is embedded in signupIn with the tag: all its fields are sensitive.
+type Hidden struct {
+	A string `json:"a,omitempty"`
+	B string `json:"b,omitempty"`
+}
+
+type signupIn struct {
+	Password string                `json:"password" mcpmw:"sensitive"`
+	Name     string                `json:"name"`
+	GoName   string                `mcpmw:"sensitive"` // named as encoding/json names it
+	Card     secretCard            `json:"card"`
+	Backup   *secretCard           `json:"backup,omitempty"`
+	Cards    []secretCard          `json:"cards,omitempty"`
+	Pair     [2]secretCard         `json:"pair"`
+	ByName   map[string]secretCard `json:"by_name,omitempty"`
+	Whole    secretCard            `json:"whole" mcpmw:"sensitive"` // the object, not its members
+	Untagged secretCard            // a member named as the field, not promoted
+	List     []string              `json:"list,omitempty" mcpmw:"sensitive"`
+	Escaped  string                `json:"a/b~c" mcpmw:"sensitive"`
+	Skipped  string                `json:"-" mcpmw:"sensitive"` // not an argument
+	hidden   string                `mcpmw:"sensitive"`          // not an argument either
+	Promoted
+	Hidden `mcpmw:"sensitive"`
+}
+
+func TestNewToolSensitiveTag(t *testing.T) {
+	t.Parallel()
+	tool := typed.NewTool("signup", "Signs up.", "read", func(_ context.Context, _ mcpmw.Caller, in signupIn) (string, error) {
+		return in.hidden, nil
+	})
+	assert.Equal(t, []string{
+		"/password", "/GoName", "/card/number", "/backup/number", "/cards/*/number", "/pair/*/number", "/by_name/*/number",
+		"/whole", "/Untagged/number", "/list", "/a~1b~0c", "/token", "/a", "/b",
+	}, tool.Sensitive)
+	var reg mcpmw.Registry
+	require.NotPanics(t, func() { reg.Add(tool) }, "every pointer names a member of the derived schema")
+}
+
+func TestNewToolWithoutSensitiveFields(t *testing.T) {
+	t.Parallel()
+	tool := typed.NewTool("plain", "Plain.", "read", func(_ context.Context, _ mcpmw.Caller, in struct {
+		Name string `json:"name"`
+	}) (string, error) {
+		return in.Name, nil
+	})
+	assert.Nil(t, tool.Sensitive, "nothing to redact, nothing to pay")
+}
+
+func TestNewToolRefusesUnknownSensitiveTagOption(t *testing.T) {
+	t.Parallel()
+	type in struct {
+		Password string `json:"password" mcpmw:"sensitve"`
+	}
+	type empty struct {
+		Password string `json:"password" mcpmw:""`
+	}
+	for name, build := range map[string]func(){
+		"misspelt": func() {
+			typed.NewTool("login", "", "read", func(context.Context, mcpmw.Caller, in) (string, error) { return "", nil })
+		},
+		"empty": func() {
+			typed.NewTool("login", "", "read", func(context.Context, mcpmw.Caller, empty) (string, error) { return "", nil })
+		},
+	} {
+		func() {
+			defer func() {
+				msg := fmt.Sprint(recover())
+				assert.Contains(t, msg, `mcpmw/typed: tool "login": field`, name)
+				assert.Contains(t, msg, `.Password: tag mcpmw:`, name)
+				assert.Contains(t, msg, `the one option is "sensitive"`, name)
+			}()
+			build()
+		}()
+	}
+}
+
+// TestTypedSensitiveArgumentRedacted drives a typed tool through the
+// handler: the record carries "[redacted]" for the tagged field, the
+// validation error names the field without the value, and the tool gets
+// the value as sent.
+func TestTypedSensitiveArgumentRedacted(t *testing.T) {
+	t.Parallel()
+	type loginIn struct {
+		User     string `json:"user"`
+		Password string `json:"password" mcpmw:"sensitive"`
+	}
+	var got string
+	tool := typed.NewTool("login", "Logs in.", "read", func(_ context.Context, _ mcpmw.Caller, in loginIn) (string, error) {
+		got = in.Password
+		return "ok", nil
+	})
+	var recs []mcpmw.CallRecord
+	h := newAuditedHandler(func(rec mcpmw.CallRecord) { recs = append(recs, rec) }, tool)
+	status, resp := call(h, "login", `{"user":"ann","password":"hunter2"}`)
+	require.Equal(t, 200, status)
+	assert.Equal(t, "ok", resp.text())
+	assert.Equal(t, "hunter2", got)
+	require.Len(t, recs, 1)
+	assert.Equal(t, `{"user":"ann","password":"[redacted]"}`, string(recs[0].Arguments))
+
+	_, resp = call(h, "login", `{"user":"ann","password":["hunter2"]}`)
+	assert.Equal(t, `Invalid arguments: argument "password" must be a string, not an array. Check the tool's input schema and call it again.`, resp.text())
+	require.Len(t, recs, 2)
+	assert.Equal(t, `{"user":"ann","password":"[redacted]"}`, string(recs[1].Arguments))
+	assert.NotContains(t, recs[1].Summary, "hunter2")
+}
