@@ -69,15 +69,19 @@ type listenEnv struct {
 
 func newListenEnv(t *testing.T, opts *mcpmw.Options) *listenEnv {
 	t.Helper()
+	return newListenEnvOver(t, "HTTP/1.1", opts)
+}
+
+// newListenEnvOver is newListenEnv served over proto (see protocols).
+func newListenEnvOver(t *testing.T, proto string, opts *mcpmw.Options) *listenEnv {
+	t.Helper()
 	e := &listenEnv{reg: &mcpmw.Registry{}, spy: &spy{}}
 	e.reg.Add(testTools()...)
 	if opts == nil {
 		opts = &mcpmw.Options{Methods: listMethods()}
 	}
 	e.h = mcpmw.New(e.reg, listenAuthn, e.spy, opts)
-	e.srv = httptest.NewServer(e.h)
-	e.client = e.srv.Client()
-	t.Cleanup(e.srv.Close)
+	e.srv, e.client = serveOver(t, proto, e.h)
 	t.Cleanup(e.h.Close) // before srv.Close: the open streams end first
 	return e
 }
@@ -104,14 +108,7 @@ type sse struct {
 func (e *listenEnv) listen(t *testing.T, token, id, notifications string) *sse {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL, strings.NewReader(listenBody(id, notifications)))
-	require.NoError(t, err)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+token)
-	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	r.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := e.client.Do(r)
+	resp, err := e.client.Do(mcpPost(ctx, t, e.srv.URL, token, listenBody(id, notifications), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
 	require.NoError(t, err)
 	s := &sse{resp: resp, frames: make(chan string, 256), cancel: cancel}
 	t.Cleanup(func() { cancel(); resp.Body.Close() })
@@ -400,6 +397,36 @@ func TestListenKeepAlive(t *testing.T) {
 	case f := <-s.frames:
 		t.Fatalf("no keep-alive expected, got %q", f)
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// A listen stream with nothing to say outlives the event deadline, over
+// HTTP/2 as over HTTP/1.1, whether its keep-alive comes later than the
+// deadline or never: it still delivers an event that comes after, then its
+// result on Close, and is recorded once.
+func TestListenOutlivesTheEventDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		keepAlive time.Duration
+	}{
+		{"keep-alive later than the deadline", eventDeadline * 3 / 2},
+		{"keep-alive off", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			eachProtocol(t, func(t *testing.T, proto string) {
+				e := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: tt.keepAlive})
+				s := e.listen(t, "reader", "1", `{"toolsListChanged":true}`)
+				require.Equal(t, proto, s.resp.Proto[:len(proto)])
+				s.next(t) // the acknowledgement
+				time.Sleep(quietFor)
+				require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+				assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"], "the stream is still open %v after its last event", quietFor)
+				e.h.Close()
+				assert.Equal(t, "complete", s.nextEvent(t)["result"].(map[string]any)["resultType"])
+				assert.True(t, s.ended(t))
+				assert.Len(t, e.spy.records(), 1)
+			})
+		})
 	}
 }
 
