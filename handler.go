@@ -70,9 +70,9 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		ad:         &advertisement{}, // encoded below, once the methods are known
 		asks:       &pendingAsks{},
 		notifier:   o.Notifier,
-		hub:        newHub(),
+		hub:        newHub(o.Logger),
 	}
-	methods, listens := h.withListen(h.allMethods(reg, &o), o.ListenKeepAlive)
+	methods, listens := h.withListen(h.allMethods(reg, &o), &o)
 	h.methods = newMethodTable(methods)
 	*h.ad = *newAdvertisement(o.Server, o.Instructions, &h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
 	h.dispatch = chain(h.methods, o.Middleware)
@@ -82,7 +82,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		stopNotify := h.notifier.Subscribe(h.hub.publish)
 		stopWatch := func() {}
 		if reg != nil {
-			stopWatch = reg.watch(h.hub.publish)
+			stopWatch = reg.watch(h.hub.registryChanged)
 		}
 		h.stopNotify = func() { stopNotify(); stopWatch() }
 	}
