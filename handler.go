@@ -157,6 +157,9 @@ func withDefaults(opts *Options) Options {
 	if o.ListenKeepAlive == 0 {
 		o.ListenKeepAlive = defaultListenKeepAlive
 	}
+	if o.ListenMaxLifetime == 0 {
+		o.ListenMaxLifetime = defaultListenMaxLifetime
+	}
 	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
 		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))
 	}

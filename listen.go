@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -20,7 +21,7 @@ import (
 // honours; then come only the changes the client asked for and its caller
 // may see, each tagged with the listen request's id; it ends when the
 // client goes, or with the request's result when the server closes it
-// (Handler.Close).
+// (Handler.Close) or the stream has lasted Options.ListenMaxLifetime.
 //
 // Each Handler keeps a hub of its open streams. Events reach the hub from
 // the Notifier (Handler.Publish, or any instance sharing the bus) and from
@@ -41,6 +42,8 @@ const (
 	// defaultListenKeepAlive is Options.ListenKeepAlive's default: well
 	// under the 60 s idle timeout of common proxies and load balancers.
 	defaultListenKeepAlive = 15 * time.Second
+	// defaultListenMaxLifetime is Options.ListenMaxLifetime's default.
+	defaultListenMaxLifetime = time.Hour
 	// maxListenURIs and maxListenURILength bound resourceSubscriptions.
 	maxListenURIs      = 1000
 	maxListenURILength = 2048
@@ -399,10 +402,11 @@ func (hb *hub) close() {
 
 // listening serves subscriptions/listen for one handler.
 type listening struct {
-	hub       *hub
-	served    eventKinds // what the endpoint's capabilities can deliver
-	keepAlive time.Duration
-	ad        *advertisement
+	hub         *hub
+	served      eventKinds // what the endpoint's capabilities can deliver
+	keepAlive   time.Duration
+	maxLifetime time.Duration // 0: none
+	ad          *advertisement
 }
 
 // listenExtends are the settings subscriptions/listen adds, on 2026-07-28,
@@ -417,7 +421,7 @@ var listenExtends = map[string]map[string]any{
 // resources or prompts (there is nothing to listen to otherwise), and
 // reports whether it did. o has its defaults.
 func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
-	l := &listening{hub: h.hub, keepAlive: o.ListenKeepAlive, ad: h.ad}
+	l := &listening{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
 	for _, m := range methods {
 		switch m.Capability {
 		case "tools":
@@ -505,11 +509,16 @@ func (l *listening) handle(ctx context.Context, req *Request) *Response {
 	// to, and the http.Server's ReadTimeout must not end it.
 	_ = http.NewResponseController(s.w).SetReadDeadline(time.Time{})
 
-	var tick <-chan time.Time
+	var tick, lifetime <-chan time.Time
 	if l.keepAlive > 0 {
 		t := time.NewTicker(l.keepAlive)
 		defer t.Stop()
 		tick = t.C
+	}
+	if l.maxLifetime > 0 {
+		t := time.NewTimer(lifetimeOf(l.maxLifetime))
+		defer t.Stop()
+		lifetime = t.C
 	}
 	var places []int
 	for {
@@ -531,11 +540,24 @@ func (l *listening) handle(ctx context.Context, req *Request) *Response {
 				s.abandon()
 				return l.result(id)
 			}
+		case <-lifetime:
+			// The caller was authenticated when the stream opened; the
+			// result ends it cleanly, and the client, listening again,
+			// shows fresh credentials (a revoked token hears no more).
+			return l.result(id)
 		case <-ctx.Done():
 			s.abandon() // the client has gone: nothing more to write
 			return l.result(id)
 		}
 	}
+}
+
+// lifetimeOf is how long one stream may last under the maximum d: d less
+// up to a tenth, at random, so that streams opened together (every client
+// of an instance that just started) do not all end, and listen again,
+// together.
+func lifetimeOf(d time.Duration) time.Duration {
+	return d - rand.N(d/10+1)
 }
 
 // take returns, appended to dst, the places of what lis is to write now,

@@ -519,6 +519,38 @@ func TestListenOutlivesTheEventDeadline(t *testing.T) {
 	}
 }
 
+// A listen stream's caller is authenticated once, when it opens: after
+// Options.ListenMaxLifetime the stream ends with its result, as the spec
+// lets a server end a subscription, so that the client listens again and
+// shows its current credentials. Until then it delivers as usual; its end
+// adds no record. Negative means no limit.
+func TestListenEndsAfterItsMaxLifetime(t *testing.T) {
+	const lifetime = 300 * time.Millisecond
+	eachProtocol(t, func(t *testing.T, proto string) {
+		e := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: lifetime})
+		opened := time.Now()
+		s := e.listen(t, "reader", `"l"`, `{"toolsListChanged":true}`)
+		s.next(t)
+		require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+		assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"])
+		final := s.nextEvent(t)
+		took := time.Since(opened)
+		assert.Equal(t, "complete", final["result"].(map[string]any)["resultType"], "%v", final)
+		assert.Equal(t, "l", subID(t, final))
+		assert.GreaterOrEqual(t, took, lifetime*9/10, "not before its lifetime, less a tenth at most")
+		assert.Less(t, took, lifetime+time.Second)
+		assert.True(t, s.ended(t))
+		assert.Len(t, e.spy.records(), 1, "recorded once, when it opened")
+
+		unlimited := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: -1})
+		s = unlimited.listen(t, "reader", `"u"`, `{"toolsListChanged":true}`)
+		s.next(t)
+		time.Sleep(lifetime + lifetime/2)
+		require.NoError(t, unlimited.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+		assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"], "no limit: still open")
+	})
+}
+
 // Close ends the streams with their result and refuses new ones;
 // registered with RegisterOnShutdown, it lets Shutdown return promptly.
 func TestListenCloseOnShutdown(t *testing.T) {
