@@ -80,8 +80,9 @@ func newListenEnvOver(t *testing.T, proto string, opts *mcpmw.Options) *listenEn
 	return newListenEnvFor(t, proto, listenAuthn, opts)
 }
 
-// newListenEnvFor is newListenEnvOver with its own Authenticator.
-func newListenEnvFor(t *testing.T, proto string, authn mcpmw.Authenticator, opts *mcpmw.Options) *listenEnv {
+// newListenEnvFor is newListenEnvOver with its own Authenticator, and
+// configure for the http.Server (see serveOver).
+func newListenEnvFor(t *testing.T, proto string, authn mcpmw.Authenticator, opts *mcpmw.Options, configure ...func(*http.Server)) *listenEnv {
 	t.Helper()
 	e := &listenEnv{reg: &mcpmw.Registry{}, spy: &spy{}}
 	e.reg.Add(testTools()...)
@@ -89,7 +90,7 @@ func newListenEnvFor(t *testing.T, proto string, authn mcpmw.Authenticator, opts
 		opts = &mcpmw.Options{Methods: listMethods()}
 	}
 	e.h = mcpmw.New(e.reg, authn, e.spy, opts)
-	e.srv, e.client = serveOver(t, proto, e.h)
+	e.srv, e.client = serveOver(t, proto, e.h, configure...)
 	t.Cleanup(e.h.Close) // before srv.Close: the open streams end first
 	return e
 }
@@ -491,19 +492,23 @@ func TestListenKeepAlive(t *testing.T) {
 
 // A listen stream with nothing to say outlives the event deadline, over
 // HTTP/2 as over HTTP/1.1, whether its keep-alive comes later than the
-// deadline or never: it still delivers an event that comes after, then its
-// result on Close, and is recorded once.
+// deadline or never, and the http.Server's WriteTimeout too (once a
+// stream has begun, each write's own deadline replaces it): it still
+// delivers an event that comes after, then its result on Close, and is
+// recorded once.
 func TestListenOutlivesTheEventDeadline(t *testing.T) {
 	for _, tt := range []struct {
-		name      string
-		keepAlive time.Duration
+		name         string
+		keepAlive    time.Duration
+		writeTimeout time.Duration
 	}{
-		{"keep-alive later than the deadline", eventDeadline * 3 / 2},
-		{"keep-alive off", -1},
+		{"keep-alive later than the deadline", eventDeadline * 3 / 2, 0},
+		{"keep-alive off", -1, 0},
+		{"server WriteTimeout shorter than the quiet", -1, quietFor / 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			eachProtocol(t, func(t *testing.T, proto string) {
-				e := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: tt.keepAlive})
+				e := newListenEnvFor(t, proto, listenAuthn, &mcpmw.Options{ListenKeepAlive: tt.keepAlive}, func(srv *http.Server) { srv.WriteTimeout = tt.writeTimeout })
 				s := e.listen(t, "reader", "1", `{"toolsListChanged":true}`)
 				require.Equal(t, proto, s.resp.Proto[:len(proto)])
 				s.next(t) // the acknowledgement

@@ -25,10 +25,14 @@ import (
 var protocols = []string{"HTTP/1.1", "HTTP/2"}
 
 // serveOver serves h on 127.0.0.1 over proto (one of protocols) and
-// returns the server and a client that speaks proto to it.
-func serveOver(t *testing.T, proto string, h http.Handler) (*httptest.Server, *http.Client) {
+// returns the server and a client that speaks proto to it. configure, if
+// given, sets up the http.Server first.
+func serveOver(t *testing.T, proto string, h http.Handler, configure ...func(*http.Server)) (*httptest.Server, *http.Client) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
+	for _, c := range configure {
+		c(srv.Config)
+	}
 	if proto == "HTTP/2" {
 		srv.EnableHTTP2 = true
 		srv.StartTLS()
