@@ -52,7 +52,7 @@ func legacyAskServer(t *testing.T, opts *mcpmw.Options) (*httptest.Server, *spy)
 // legacyPost POSTs body on revision version as token's caller.
 func legacyPost(ctx context.Context, t *testing.T, url, token, version, body string, hdr ...string) *http.Response {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(mcpPost(ctx, t, url, token, body, append([]string{"MCP-Protocol-Version", version}, hdr...)...))
+	resp, err := freshConns.Do(mcpPost(ctx, t, url, token, body, append([]string{"MCP-Protocol-Version", version}, hdr...)...))
 	require.NoError(t, err)
 	return resp
 }

@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -29,4 +30,29 @@ func TestListenMaxLifetimeDefault(t *testing.T) {
 	assert.Equal(t, time.Hour, withDefaults(nil).ListenMaxLifetime)
 	assert.Equal(t, time.Minute, withDefaults(&Options{ListenMaxLifetime: time.Minute}).ListenMaxLifetime)
 	assert.Equal(t, time.Duration(-1), withDefaults(&Options{ListenMaxLifetime: -1}).ListenMaxLifetime, "negative: no limit")
+}
+
+// The Registry sends list_changed events with a permission only; anything
+// else reaching the hub's registry watcher is dropped, not noted for the
+// listeners to ask their callers about.
+func TestRegistryChangedDropsWhatTheRegistryNeverSends(t *testing.T) {
+	t.Parallel()
+	hb := newHub(slog.New(slog.DiscardHandler))
+	for _, ev := range []Event{
+		{Method: ToolsListChanged},
+		{Method: ResourceUpdated, URI: "file:///a", Permission: "read"},
+		{Method: ResourceUpdated, URI: "file:///a"},
+		{Method: "notifications/progress", Permission: "read"},
+	} {
+		hb.registryChanged(ev)
+	}
+	assert.Zero(t, hb.regCount)
+	assert.Empty(t, hb.regChanged)
+	hb.registryChanged(Event{Method: PromptsListChanged, Permission: "read"})
+	assert.Equal(t, map[regChange]uint64{{kindPromptsChanged, "read"}: 1}, hb.regChanged)
+}
+
+// eventWriteTimeout is the 30 s the README and SECURITY.md promise.
+func TestEventWriteTimeoutIsThirtySeconds(t *testing.T) {
+	assert.Equal(t, 30*time.Second, eventWriteTimeout)
 }

@@ -390,6 +390,54 @@ func TestListenCallerPanicIsContained(t *testing.T) {
 	assert.Equal(t, []string{"result"}, untilResult(t, boom, ""))
 }
 
+// A stream hears the registry changes of the kinds it asked for only, and
+// each once: one it has been told of is not told again when a later change
+// wakes it, even one it may not see.
+func TestListenRegistryChangesOnceAndOnlyAskedFor(t *testing.T) {
+	t.Parallel()
+	noop := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		return mcpmw.TextResult(""), nil
+	}
+	e := newListenEnv(t, nil)
+	tools := e.listen(t, "reader", `"t"`, `{"toolsListChanged":true,"resourcesListChanged":true}`)
+	both := e.listen(t, "reader", `"b"`, `{"toolsListChanged":true,"promptsListChanged":true}`)
+	tools.next(t)
+	both.next(t)
+
+	e.reg.AddPrompts(mcpmw.Prompt{Name: "p1", Permission: "read", Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+		return mcpmw.PromptResult{}, nil
+	}}) // not asked for by tools
+	e.reg.Add(mcpmw.Tool{Name: "seen", Permission: "read", Call: noop}) // wakes tools
+	assert.Equal(t, mcpmw.ToolsListChanged, tools.nextEvent(t)["method"])
+	got := []any{both.nextEvent(t)["method"], both.nextEvent(t)["method"]}
+	assert.ElementsMatch(t, []any{mcpmw.PromptsListChanged, mcpmw.ToolsListChanged}, got)
+
+	e.reg.Add(mcpmw.Tool{Name: "unseen", Permission: "write", Call: noop}) // wakes both; neither may see it
+	ctx := t.Context()
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read"}))
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "read"}))
+	assert.Equal(t, mcpmw.ResourcesListChanged, tools.nextEvent(t)["method"])
+	assert.Equal(t, mcpmw.PromptsListChanged, both.nextEvent(t)["method"])
+	e.h.Close()
+	assert.Equal(t, []string{"result"}, untilResult(t, tools, ""), "no prompts change, nothing told twice")
+	assert.Equal(t, []string{"result"}, untilResult(t, both, ""), "nothing told twice")
+}
+
+// A listen request's id is echoed whole on every message of its stream,
+// however long it is.
+func TestListenLongID(t *testing.T) {
+	t.Parallel()
+	id := `"` + strings.Repeat("i", 300) + `"`
+	e := newListenEnv(t, nil)
+	s := e.listen(t, "reader", id, `{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}`)
+	s.next(t)
+	ctx := t.Context()
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+	assert.Equal(t, strings.Repeat("i", 300), subID(t, s.nextEvent(t)))
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourceUpdated, URI: "file:///a", Permission: "read"}))
+	assert.Equal(t, strings.Repeat("i", 300), subID(t, s.nextEvent(t)))
+}
+
 // untilResult reads s up to its final result and returns what it read:
 // each notification's method, but not repeats of skip (coalescing may or
 // may not have merged them), then "result".

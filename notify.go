@@ -77,7 +77,8 @@ type Notifier interface {
 // A LocalNotifier is the in-process Notifier: what is published on it
 // reaches the subscribers in this process only. It is safe for concurrent
 // use, and Publish never blocks as long as the subscribers' deliver funcs
-// do not (a Handler's never does).
+// do not (a Handler's does not, as long as its listening callers' Can and
+// InAudience do not: see AudienceMember).
 type LocalNotifier struct {
 	mu   sync.Mutex // serialises Subscribe and cancel
 	subs atomic.Pointer[[]*localSub]

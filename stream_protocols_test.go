@@ -60,6 +60,12 @@ func mcpPost(ctx context.Context, t *testing.T, url, token, body string, hdr ...
 	return r
 }
 
+// freshConns is a client for tests that run in parallel with others: it
+// keeps no idle connection, so an httptest.Server closing elsewhere (which
+// closes http.DefaultTransport's idle connections) cannot break a request
+// of its that had just picked one ("CloseIdleConnections called").
+var freshConns = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 // postOver sends mcpPost's request with client and checks that the answer
 // came over the protocol the client was meant to speak.
 func postOver(ctx context.Context, t *testing.T, client *http.Client, proto, url, token, body string, hdr ...string) *http.Response {
