@@ -97,26 +97,6 @@ func TestLegacyCancelNeedsCallerID(t *testing.T) {
 	<-ended
 }
 
-// protocols are the transports every streaming path is tried on.
-var protocols = []string{"HTTP/1.1", "HTTP/2"}
-
-// serveOver serves h on loopback over proto (HTTP/2 with TLS) until the
-// test ends, and returns a client for it and its URL.
-func serveOver(t *testing.T, proto string, h http.Handler) (*http.Client, string) {
-	t.Helper()
-	srv := httptest.NewUnstartedServer(h)
-	if proto == "HTTP/2" {
-		srv.EnableHTTP2 = true
-		srv.StartTLS()
-	} else {
-		srv.Start()
-	}
-	t.Cleanup(srv.Close)
-	client := srv.Client()
-	t.Cleanup(client.CloseIdleConnections)
-	return client, srv.URL
-}
-
 // postWith POSTs a legacy (2025-11-25) body as the reader through client.
 func postWith(ctx context.Context, t *testing.T, client *http.Client, url, body string) *http.Response {
 	t.Helper()
@@ -195,7 +175,8 @@ func TestLegacyCancelReachesAPromptOrReadWaitingInAsk(t *testing.T) {
 				t.Parallel()
 				a := &spy{}
 				h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{AskTimeout: time.Minute, Logger: newTextLogger(&syncBuffer{})})
-				client, url := serveOver(t, proto, h)
+				srv, client := serveOver(t, proto, h)
+				url := srv.URL
 				ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 				defer stop()
 				resp := postWith(ctx, t, client, url, `{"jsonrpc":"2.0","id":"call-1","method":"`+tc.method+`","params":`+tc.params+`}`)

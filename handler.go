@@ -83,9 +83,9 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		asks:       &pendingAsks{},
 		inflight:   &inflight{},
 		notifier:   o.Notifier,
-		hub:        newHub(),
+		hub:        newHub(o.Logger),
 	}
-	methods, listens := h.withListen(h.allMethods(reg, &o), o.ListenKeepAlive)
+	methods, listens := h.withListen(h.allMethods(reg, &o), &o)
 	h.methods = newMethodTable(methods)
 	*h.ad = *newAdvertisement(o.Server, o.Instructions, &h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
 	h.dispatch = chain(h.methods, o.Middleware)
@@ -95,7 +95,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		stopNotify := h.notifier.Subscribe(h.hub.publish)
 		stopWatch := func() {}
 		if reg != nil {
-			stopWatch = reg.watch(h.hub.publish)
+			stopWatch = reg.watch(h.hub.registryChanged)
 		}
 		h.stopNotify = func() { stopNotify(); stopWatch() }
 	}
@@ -201,6 +201,9 @@ func withDefaults(opts *Options) Options {
 	}
 	if o.ListenKeepAlive == 0 {
 		o.ListenKeepAlive = defaultListenKeepAlive
+	}
+	if o.ListenMaxLifetime == 0 {
+		o.ListenMaxLifetime = defaultListenMaxLifetime
 	}
 	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
 		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))

@@ -50,6 +50,11 @@ type Permission string
 // (an application's Caller may hold maps or slices, or be a new pointer on
 // every request); a Caller without CallerID, or with an empty one, cannot
 // cancel its calls from another request.
+//
+// Can (and InAudience, for an AudienceMember) must be safe to call from
+// several goroutines at once: while a subscriptions/listen stream is open,
+// each published event asks its caller on the goroutine delivering the
+// event, beside the stream's own goroutine.
 type Caller interface {
 	// Can reports whether the caller holds permission p: may see and use the
 	// tools, prompts, resources and resource templates that need it (and

@@ -52,16 +52,7 @@ func legacyAskServer(t *testing.T, opts *mcpmw.Options) (*httptest.Server, *spy)
 // legacyPost POSTs body on revision version as token's caller.
 func legacyPost(ctx context.Context, t *testing.T, url, token, version, body string, hdr ...string) *http.Response {
 	t.Helper()
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+token)
-	r.Header.Set("MCP-Protocol-Version", version)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		r.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := freshConns.Do(mcpPost(ctx, t, url, token, body, append([]string{"MCP-Protocol-Version", version}, hdr...)...))
 	require.NoError(t, err)
 	return resp
 }
@@ -375,7 +366,8 @@ func TestLegacyAskRefusesAnAnswerWithResultAndError(t *testing.T) {
 				var reg mcpmw.Registry
 				reg.Add(askingTools()...)
 				aud := &spy{}
-				client, url := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, aud, nil))
+				srv, client := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, aud, nil))
+				url := srv.URL
 				resp := postWith(context.Background(), t, client, url,
 					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
 				defer resp.Body.Close()

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -18,27 +21,29 @@ import (
 // honours; then come only the changes the client asked for and its caller
 // may see, each tagged with the listen request's id; it ends when the
 // client goes, or with the request's result when the server closes it
-// (Handler.Close) or the client falls too far behind.
+// (Handler.Close) or the stream has lasted Options.ListenMaxLifetime.
 //
 // Each Handler keeps a hub of its open streams. Events reach the hub from
 // the Notifier (Handler.Publish, or any instance sharing the bus) and from
 // the Registry the handler serves (tools added or removed on this
-// instance). The hub hands each event to the streams that asked for its
-// kind (and, for notifications/resources/updated, its URI) without
-// blocking; each stream's own goroutine, the one serving its request,
-// checks that its caller may see the event (Caller.Can, AudienceMember)
-// and writes it. No application code runs under the hub's lock or on the
-// publisher's goroutine, and a stream costs no goroutine of its own.
+// instance). An event takes a place in a stream's queue only once its
+// caller may hear it, and then at most one place: a stream holds at most
+// one pending list_changed of each kind and one pending resources/updated
+// for each URI it subscribed to, however many events come, so no one
+// else's events can fill it or make it fall behind. Published events are
+// checked against each listener's caller (Caller.Can, AudienceMember) on
+// the goroutine delivering them, outside every lock. Registry changes
+// come under the Registry's lock, where no application code may run: the
+// hub notes which permission's entries changed, and each stream asks its
+// own caller, on its own goroutine. A stream costs no goroutine of its
+// own: the one serving its request writes its events.
 
 const (
 	// defaultListenKeepAlive is Options.ListenKeepAlive's default: well
 	// under the 60 s idle timeout of common proxies and load balancers.
 	defaultListenKeepAlive = 15 * time.Second
-	// listenBuffer is how many events a stream may fall behind by. A
-	// stream whose buffer is full when an event comes is ended with its
-	// result: the client knows it missed something and lists again,
-	// rather than the publisher waiting or the event being lost unsaid.
-	listenBuffer = 64
+	// defaultListenMaxLifetime is Options.ListenMaxLifetime's default.
+	defaultListenMaxLifetime = time.Hour
 	// maxListenURIs and maxListenURILength bound resourceSubscriptions.
 	maxListenURIs      = 1000
 	maxListenURILength = 2048
@@ -53,6 +58,17 @@ const (
 	kindPromptsChanged
 	kindResourceUpdated
 )
+
+// listChanged are the list_changed kinds, in the order of their places in
+// a listener's queue, with their methods.
+var listChanged = [...]struct {
+	kind   eventKinds
+	method string
+}{
+	{kindToolsChanged, ToolsListChanged},
+	{kindResourcesChanged, ResourcesListChanged},
+	{kindPromptsChanged, PromptsListChanged},
+}
 
 // eventKind returns the kind of a notification method, or 0 for one no
 // listener can ask for.
@@ -88,7 +104,10 @@ func checkEvent(ev Event) error {
 // for ev's kind (and URI) and whose caller holds ev.Permission (and belongs
 // to ev.Audience, when set). It returns an error, publishing nothing, for
 // an Event with an unknown Method, no Permission, or (for ResourceUpdated)
-// no URI; otherwise the Notifier's error.
+// no URI; otherwise the Notifier's error. It never waits for a listener.
+// With the default LocalNotifier, the listening callers are asked (Can,
+// InAudience) on the goroutine calling Publish, before it returns: do not
+// call it holding a lock their methods take.
 //
 // Changes to the Registry the handler serves are announced without it.
 func (h *Handler) Publish(ctx context.Context, ev Event) error {
@@ -117,34 +136,152 @@ func (h *Handler) Close() {
 }
 
 // A listener is one open listen stream, as the hub sees it: what it asked
-// for and the events handed to it, not yet written.
+// for, its caller, and the notifications its caller may hear that are
+// waiting to be written. Each has a place of its own: one per list_changed
+// kind (listChanged's order), then one per subscribed URI, so the queue
+// never holds more than 3 + len(uris) items, whoever publishes what.
 type listener struct {
-	events chan *Event
+	caller Caller
 	kinds  eventKinds
-	uris   map[string]struct{} // resourceSubscriptions; nil when none
-	ended  atomic.Bool         // set by the hub before it closes events
+	uris   map[string]int // resourceSubscriptions, each with its place; nil when none
+	names  []string       // the subscribed URIs, by place - len(listChanged)
+	wake   chan struct{}  // capacity 1: something to write, or the end
+
+	mu      sync.Mutex
+	ended   bool   // the hub has ended it: write nothing more
+	waiting []bool // by place: in queue
+	queue   []int  // the places waiting, in the order first heard
+
+	regSeen uint64 // the hub's regCount when the stream last took registry changes; under hub.mu
 }
 
-// wants reports whether l asked for ev (its kind, and its URI).
-func (l *listener) wants(k eventKinds, ev *Event) bool {
+// newListener returns a listener for caller, asking for kinds and, when
+// kinds has kindResourceUpdated, uris.
+func newListener(caller Caller, kinds eventKinds, uris []string) *listener {
+	l := &listener{caller: caller, kinds: kinds, wake: make(chan struct{}, 1)}
+	if kinds&kindResourceUpdated != 0 {
+		l.uris, l.names = make(map[string]int, len(uris)), make([]string, 0, len(uris))
+		for _, u := range uris {
+			if _, dup := l.uris[u]; !dup {
+				l.uris[u] = len(listChanged) + len(l.names)
+				l.names = append(l.names, u)
+			}
+		}
+	}
+	l.waiting = make([]bool, len(listChanged)+len(l.names))
+	l.queue = make([]int, 0, len(l.waiting))
+	return l
+}
+
+// place returns ev's place in l's queue, when l asked for it.
+func (l *listener) place(k eventKinds, ev *Event) (int, bool) {
 	if l.kinds&k == 0 {
-		return false
+		return 0, false
 	}
 	if k == kindResourceUpdated {
-		_, ok := l.uris[ev.URI]
-		return ok
+		p, ok := l.uris[ev.URI]
+		return p, ok
 	}
-	return true
+	return listChangedPlace(k), true
+}
+
+// listChangedPlace is the place of the list_changed kind k.
+func listChangedPlace(k eventKinds) int {
+	for i, c := range listChanged {
+		if c.kind == k {
+			return i
+		}
+	}
+	panic("mcpmw: not a list_changed kind") // eventKind and listChanged disagree
+}
+
+// signal wakes l's stream, if it is not awake already.
+func (l *listener) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// offer queues the notification at place p, unless it is waiting already
+// (it is then sent once: coalesced), and wakes the stream.
+func (l *listener) offer(p int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.waiting[p] {
+		return
+	}
+	l.waiting[p] = true
+	l.queue = append(l.queue, p)
+	l.signal()
+}
+
+// end tells l's stream to end, writing nothing it has queued.
+func (l *listener) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
+	l.signal()
+}
+
+// take appends the places waiting to dst, in order, and empties the queue;
+// ended reports that the stream must end instead.
+func (l *listener) take(dst []int) (_ []int, ended bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return dst, true
+	}
+	for _, p := range l.queue {
+		l.waiting[p] = false
+	}
+	dst = append(dst, l.queue...)
+	l.queue = l.queue[:0]
+	return dst, false
+}
+
+// hears reports whether l's caller may be told about ev (see mayHear). It
+// runs application code on the publisher's goroutine: a panic there is
+// logged and taken for no, and reaches neither the publisher nor the other
+// listeners.
+func (l *listener) hears(ev *Event, logger *slog.Logger) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok = false
+			logger.LogAttrs(context.Background(), slog.LevelError, "mcpmw: a listening caller panicked deciding whether it may hear an event; it is not told",
+				slog.String("event", ev.Method), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+		}
+	}()
+	return mayHear(l.caller, ev.Permission, ev.Audience)
+}
+
+// regChange is a kind of registry entry whose entries guarded by a
+// permission changed.
+type regChange struct {
+	kind       eventKinds
+	permission Permission
 }
 
 // hub is a handler's set of open listen streams.
 type hub struct {
+	logger *slog.Logger
+	// wanting holds slices for publish to gather the listeners an event
+	// concerns, so that publishing allocates nothing.
+	wanting sync.Pool
+
 	mu        sync.Mutex
 	listeners map[*listener]struct{}
 	closed    bool
+	// Registry changes, counted: each kind and permission that changed,
+	// with the count when it last did. One entry per distinct permission
+	// of the registry's entries, however many changes there are.
+	regCount   uint64
+	regChanged map[regChange]uint64
 }
 
-func newHub() *hub { return &hub{listeners: map[*listener]struct{}{}} }
+func newHub(logger *slog.Logger) *hub {
+	return &hub{logger: logger, listeners: map[*listener]struct{}{}, regChanged: map[regChange]uint64{}}
+}
 
 // add registers l; it reports false once the hub is closed.
 func (hb *hub) add(l *listener) bool {
@@ -154,6 +291,7 @@ func (hb *hub) add(l *listener) bool {
 		return false
 	}
 	hb.listeners[l] = struct{}{}
+	l.regSeen = hb.regCount
 	return true
 }
 
@@ -171,27 +309,84 @@ func (hb *hub) isClosed() bool {
 	return hb.closed
 }
 
-// publish hands ev to every listener that asked for it, never blocking: a
-// listener whose buffer is full is ended (see listenBuffer). It is a
-// Notifier's deliver func and a Registry watcher.
+// wanted is one listener an event concerns, and the event's place in its
+// queue.
+type wanted struct {
+	l     *listener
+	place int
+}
+
+// publish queues ev for every listener that asked for it and whose caller
+// may hear it, never blocking and allocating nothing. It is the Notifier's
+// deliver func: the callers are asked on its goroutine, after the hub's
+// lock is released.
 func (hb *hub) publish(ev Event) {
 	k := eventKind(ev.Method)
 	if k == 0 || ev.Permission == "" {
 		return // Publish refuses these; a Notifier from elsewhere may not
 	}
-	p := &ev
+	ws, _ := hb.wanting.Get().(*[]wanted)
+	if ws == nil {
+		ws = new([]wanted)
+	}
+	*ws = hb.concerned(k, &ev, (*ws)[:0])
+	for _, w := range *ws {
+		if w.l.hears(&ev, hb.logger) {
+			w.l.offer(w.place)
+		}
+	}
+	clear(*ws) // hold no listener past its stream
+	hb.wanting.Put(ws)
+}
+
+// concerned appends to dst the listeners that asked for ev, with its place
+// in each one's queue.
+func (hb *hub) concerned(k eventKinds, ev *Event, dst []wanted) []wanted {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()
 	for l := range hb.listeners {
-		if !l.wants(k, p) {
-			continue
-		}
-		select {
-		case l.events <- p:
-		default:
-			hb.endLocked(l)
+		if p, ok := l.place(k, ev); ok {
+			dst = append(dst, wanted{l, p})
 		}
 	}
+	return dst
+}
+
+// registryChanged notes a change of the Registry's entries guarded by
+// ev.Permission and wakes the listeners of its kind, each of which asks
+// its own caller (see takeRegistry). It is the Registry's watcher, called
+// under the Registry's lock: it runs no application code.
+func (hb *hub) registryChanged(ev Event) {
+	k := eventKind(ev.Method)
+	if k == 0 || k == kindResourceUpdated || ev.Permission == "" {
+		return // the Registry sends none of these
+	}
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	hb.regCount++
+	hb.regChanged[regChange{k, ev.Permission}] = hb.regCount
+	for l := range hb.listeners {
+		if l.kinds&k != 0 {
+			l.signal()
+		}
+	}
+}
+
+// takeRegistry appends to dst the registry changes of l's kinds that l
+// has not taken yet.
+func (hb *hub) takeRegistry(l *listener, dst []regChange) []regChange {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	if l.regSeen == hb.regCount {
+		return dst
+	}
+	for c, n := range hb.regChanged {
+		if n > l.regSeen && l.kinds&c.kind != 0 {
+			dst = append(dst, c)
+		}
+	}
+	l.regSeen = hb.regCount
+	return dst
 }
 
 // close ends every listener and refuses new ones.
@@ -200,24 +395,18 @@ func (hb *hub) close() {
 	defer hb.mu.Unlock()
 	hb.closed = true
 	for l := range hb.listeners {
-		hb.endLocked(l)
+		delete(hb.listeners, l)
+		l.end()
 	}
-}
-
-// endLocked removes l and tells its stream to end. hb.mu must be held:
-// only the hub sends on events, always under it, so closing is safe.
-func (hb *hub) endLocked(l *listener) {
-	delete(hb.listeners, l)
-	l.ended.Store(true)
-	close(l.events)
 }
 
 // listening serves subscriptions/listen for one handler.
 type listening struct {
-	hub       *hub
-	served    eventKinds // what the endpoint's capabilities can deliver
-	keepAlive time.Duration
-	ad        *advertisement
+	hub         *hub
+	served      eventKinds // what the endpoint's capabilities can deliver
+	keepAlive   time.Duration
+	maxLifetime time.Duration // 0: none
+	ad          *advertisement
 }
 
 // listenExtends are the settings subscriptions/listen adds, on 2026-07-28,
@@ -230,9 +419,9 @@ var listenExtends = map[string]map[string]any{
 
 // withListen appends subscriptions/listen to methods when they serve tools,
 // resources or prompts (there is nothing to listen to otherwise), and
-// reports whether it did.
-func (h *Handler) withListen(methods []Method, keepAlive time.Duration) ([]Method, bool) {
-	l := &listening{hub: h.hub, keepAlive: keepAlive, ad: h.ad}
+// reports whether it did. o has its defaults.
+func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
+	l := &listening{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
 	for _, m := range methods {
 		switch m.Capability {
 		case "tools":
@@ -320,30 +509,42 @@ func (l *listening) handle(ctx context.Context, req *Request) *Response {
 	// to, and the http.Server's ReadTimeout must not end it.
 	_ = http.NewResponseController(s.w).SetReadDeadline(time.Time{})
 
-	var tick <-chan time.Time
+	var tick, lifetime <-chan time.Time
 	if l.keepAlive > 0 {
 		t := time.NewTicker(l.keepAlive)
 		defer t.Stop()
 		tick = t.C
 	}
+	if l.maxLifetime > 0 {
+		t := time.NewTimer(lifetimeOf(l.maxLifetime))
+		defer t.Stop()
+		lifetime = t.C
+	}
+	var places []int
 	for {
 		select {
-		case ev, ok := <-lis.events:
-			if !ok || lis.ended.Load() {
-				return l.result(id) // closed, or fell behind: end with the result
+		case <-lis.wake:
+			var ended bool
+			places, ended = l.take(lis, places[:0])
+			if ended {
+				return l.result(id) // Close: end with the result
 			}
-			if !mayHear(req.Caller, ev) {
-				continue
-			}
-			if err := s.send(ctx, appendListenEvent(make([]byte, 0, 128+len(ev.URI)+len(id)), id, ev)); err != nil {
-				s.abandon()
-				return l.result(id)
+			for _, p := range places {
+				if err := s.send(ctx, lis.appendNotification(make([]byte, 0, 160+len(id)), id, p)); err != nil {
+					s.abandon()
+					return l.result(id)
+				}
 			}
 		case <-tick:
 			if err := s.keepAlive(ctx); err != nil {
 				s.abandon()
 				return l.result(id)
 			}
+		case <-lifetime:
+			// The caller was authenticated when the stream opened; the
+			// result ends it cleanly, and the client, listening again,
+			// shows fresh credentials (a revoked token hears no more).
+			return l.result(id)
 		case <-ctx.Done():
 			s.abandon() // the client has gone: nothing more to write
 			return l.result(id)
@@ -351,17 +552,46 @@ func (l *listening) handle(ctx context.Context, req *Request) *Response {
 	}
 }
 
-// mayHear reports whether caller may be told about ev: it holds the
-// event's permission and, when the event names an audience, belongs to it.
-func mayHear(caller Caller, ev *Event) bool {
-	if !caller.Can(ev.Permission) {
+// lifetimeOf is how long one stream may last under the maximum d: d less
+// up to a tenth, at random, so that streams opened together (every client
+// of an instance that just started) do not all end, and listen again,
+// together.
+func lifetimeOf(d time.Duration) time.Duration {
+	return d - rand.N(d/10+1)
+}
+
+// take returns, appended to dst, the places of what lis is to write now,
+// or ended when it must end instead: the notifications queued for it
+// (their callers already said yes), then the kinds of registry change its
+// caller may see, which it asks here, on the stream's own goroutine.
+func (l *listening) take(lis *listener, dst []int) (_ []int, ended bool) {
+	dst, ended = lis.take(dst)
+	if ended {
+		return dst, true
+	}
+	var changes [8]regChange
+	for _, c := range l.hub.takeRegistry(lis, changes[:0]) {
+		p := listChangedPlace(c.kind)
+		if !slices.Contains(dst, p) && mayHear(lis.caller, c.permission, "") {
+			dst = append(dst, p)
+		}
+	}
+	return dst, false
+}
+
+// mayHear reports whether caller may be told about a change guarded by
+// permission and, unless audience is empty, meant for audience: it must
+// hold the permission and, when there is an audience, belong to it. Both,
+// always: an audience narrows a permission, never replaces it.
+func mayHear(caller Caller, permission Permission, audience string) bool {
+	if !caller.Can(permission) {
 		return false
 	}
-	if ev.Audience == "" {
+	if audience == "" {
 		return true
 	}
 	m, ok := caller.(AudienceMember)
-	return ok && m.InAudience(ev.Audience)
+	return ok && m.InAudience(audience)
 }
 
 // result is the listen request's result, sent when the server ends the
@@ -382,15 +612,17 @@ func appendSubscriptionMeta(dst, id []byte) []byte {
 	return append(dst, '}')
 }
 
-// appendListenEvent appends the notification for ev on the stream of the
-// listen request id.
-func appendListenEvent(dst, id []byte, ev *Event) []byte {
+// appendNotification appends the notification at place p of l's queue,
+// on the stream of the listen request id.
+func (l *listener) appendNotification(dst, id []byte, p int) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
-	dst = appendString(dst, ev.Method)
-	dst = append(dst, `,"params":{`...)
-	if ev.Method == ResourceUpdated {
-		dst = append(dst, `"uri":`...)
-		dst = appendString(dst, ev.URI)
+	if p < len(listChanged) {
+		dst = appendString(dst, listChanged[p].method)
+		dst = append(dst, `,"params":{`...)
+	} else {
+		dst = appendString(dst, ResourceUpdated)
+		dst = append(dst, `,"params":{"uri":`...)
+		dst = appendString(dst, l.names[p-len(listChanged)])
 		dst = append(dst, ',')
 	}
 	dst = appendSubscriptionMeta(dst, id)
@@ -423,7 +655,7 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 		return nil, nil, "", invalidListen("params.notifications must be an object, not " + kindOf(raw).String())
 	}
 	members, _ := objectMembers(raw, nil)
-	lis := &listener{events: make(chan *Event, listenBuffer)}
+	var kinds eventKinds
 	honoured := append(make([]byte, 0, 96), '{')
 	var names []string
 	for _, f := range listenFlags {
@@ -438,7 +670,7 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 		if v[0] != 't' || l.served&f.kind == 0 {
 			continue // not asked for, or not served: left out of the acknowledgement
 		}
-		lis.kinds |= f.kind
+		kinds |= f.kind
 		names = append(names, f.name)
 		if len(honoured) > 1 {
 			honoured = append(honoured, ',')
@@ -450,14 +682,12 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 		return nil, nil, "", resp
 	}
 	if uris != nil && l.served&kindResourceUpdated != 0 {
-		lis.kinds |= kindResourceUpdated
-		lis.uris = make(map[string]struct{}, len(uris))
+		kinds |= kindResourceUpdated
 		if len(honoured) > 1 {
 			honoured = append(honoured, ',')
 		}
 		honoured = append(honoured, `"resourceSubscriptions":[`...)
 		for i, u := range uris {
-			lis.uris[u] = struct{}{}
 			if i > 0 {
 				honoured = append(honoured, ',')
 			}
@@ -470,7 +700,7 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 	if len(names) > 0 {
 		summary = "listen: " + strings.Join(names, ", ")
 	}
-	return lis, append(honoured, '}'), summary, nil
+	return newListener(req.Caller, kinds, uris), append(honoured, '}'), summary, nil
 }
 
 // listenURIs reads resourceSubscriptions: nil when absent, else its

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/mcpmw/mcpmw"
 )
@@ -69,15 +71,26 @@ type listenEnv struct {
 
 func newListenEnv(t *testing.T, opts *mcpmw.Options) *listenEnv {
 	t.Helper()
+	return newListenEnvOver(t, "HTTP/1.1", opts)
+}
+
+// newListenEnvOver is newListenEnv served over proto (see protocols).
+func newListenEnvOver(t *testing.T, proto string, opts *mcpmw.Options) *listenEnv {
+	t.Helper()
+	return newListenEnvFor(t, proto, listenAuthn, opts)
+}
+
+// newListenEnvFor is newListenEnvOver with its own Authenticator, and
+// configure for the http.Server (see serveOver).
+func newListenEnvFor(t *testing.T, proto string, authn mcpmw.Authenticator, opts *mcpmw.Options, configure ...func(*http.Server)) *listenEnv {
+	t.Helper()
 	e := &listenEnv{reg: &mcpmw.Registry{}, spy: &spy{}}
 	e.reg.Add(testTools()...)
 	if opts == nil {
 		opts = &mcpmw.Options{Methods: listMethods()}
 	}
-	e.h = mcpmw.New(e.reg, listenAuthn, e.spy, opts)
-	e.srv = httptest.NewServer(e.h)
-	e.client = e.srv.Client()
-	t.Cleanup(e.srv.Close)
+	e.h = mcpmw.New(e.reg, authn, e.spy, opts)
+	e.srv, e.client = serveOver(t, proto, e.h, configure...)
 	t.Cleanup(e.h.Close) // before srv.Close: the open streams end first
 	return e
 }
@@ -104,14 +117,7 @@ type sse struct {
 func (e *listenEnv) listen(t *testing.T, token, id, notifications string) *sse {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL, strings.NewReader(listenBody(id, notifications)))
-	require.NoError(t, err)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+token)
-	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	r.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := e.client.Do(r)
+	resp, err := e.client.Do(mcpPost(ctx, t, e.srv.URL, token, listenBody(id, notifications), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
 	require.NoError(t, err)
 	s := &sse{resp: resp, frames: make(chan string, 256), cancel: cancel}
 	t.Cleanup(func() { cancel(); resp.Body.Close() })
@@ -300,23 +306,152 @@ func TestListenFiltersByPermissionAndAudience(t *testing.T) {
 	} {
 		require.NoError(t, e.h.Publish(ctx, ev))
 	}
-	method := func(m map[string]any) string { return m["method"].(string) }
 	// A: its own update, then the shared change; never B's.
 	ev := a.nextEvent(t)
-	assert.Equal(t, mcpmw.ResourceUpdated, method(ev))
+	assert.Equal(t, mcpmw.ResourceUpdated, ev["method"])
 	assert.Equal(t, "db://orders/7", ev["params"].(map[string]any)["uri"])
 	assert.Equal(t, "a", subID(t, ev))
-	assert.Equal(t, mcpmw.ToolsListChanged, method(a.nextEvent(t)))
+	assert.Equal(t, mcpmw.ToolsListChanged, a.nextEvent(t)["method"])
 	// B: its update, then the shared change.
-	assert.Equal(t, mcpmw.ResourceUpdated, method(b.nextEvent(t)))
-	assert.Equal(t, mcpmw.ToolsListChanged, method(b.nextEvent(t)))
+	assert.Equal(t, mcpmw.ResourceUpdated, b.nextEvent(t)["method"])
+	assert.Equal(t, mcpmw.ToolsListChanged, b.nextEvent(t)["method"])
 	// writer is no AudienceMember: no audience event ever; it holds write.
-	assert.Equal(t, mcpmw.ToolsListChanged, method(plain.nextEvent(t)))
-	assert.Equal(t, mcpmw.ToolsListChanged, method(plain.nextEvent(t)))
+	// Its two tools changes may come as one: list_changed is coalesced.
+	assert.Equal(t, mcpmw.ToolsListChanged, plain.nextEvent(t)["method"])
 	e.h.Close()
-	for _, s := range []*sse{a, b, plain} {
-		_, isResult := s.nextEvent(t)["result"]
-		assert.True(t, isResult, "the final result, and nothing before it")
+	for name, s := range map[string]*sse{"a": a, "b": b, "writer": plain} {
+		assert.Equal(t, []string{"result"}, untilResult(t, s, mcpmw.ToolsListChanged), name)
+	}
+}
+
+// An audience narrows a permission, never replaces it: a member of tenant
+// A (InAudience("A") true) who lacks an event's permission does not hear
+// it, and one who holds the permission does not hear an event for another
+// audience; nor a registry change it may not see. Only the event meant for
+// it, with its permission, reaches it.
+func TestListenAudienceNeedsPermissionToo(t *testing.T) {
+	t.Parallel()
+	e := newListenEnv(t, nil)
+	s := e.listen(t, "tenant-a", `"a"`, `{"toolsListChanged":true,"resourcesListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["db://orders/7"]}`)
+	s.next(t)
+	ctx := t.Context()
+	for _, ev := range []mcpmw.Event{
+		{Method: mcpmw.ToolsListChanged, Permission: "write", Audience: "A"},                      // A's, but needs write
+		{Method: mcpmw.ResourceUpdated, URI: "db://orders/7", Permission: "write", Audience: "A"}, // likewise
+		{Method: mcpmw.ResourcesListChanged, Permission: "read", Audience: "B"},                   // read, but B's
+		{Method: mcpmw.ResourceUpdated, URI: "db://orders/7", Permission: "read", Audience: "B"},  // likewise
+	} {
+		require.NoError(t, e.h.Publish(ctx, ev))
+	}
+	noop := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		return mcpmw.TextResult(""), nil
+	}
+	e.reg.Add(mcpmw.Tool{Name: "writers_only", Permission: "write", Call: noop})
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "read", Audience: "A"}))
+	assert.Equal(t, mcpmw.PromptsListChanged, s.nextEvent(t)["method"], "the one event for A with a permission A holds")
+	e.h.Close()
+	assert.Equal(t, []string{"result"}, untilResult(t, s, ""), "and nothing else")
+}
+
+// explosive is a caller whose Can panics when asked about "explodes".
+type explosive struct{ user }
+
+func (e *explosive) Can(p mcpmw.Permission) bool {
+	if p == "explodes" {
+		panic("permission store unreachable")
+	}
+	return e.user.Can(p)
+}
+
+// A listening caller whose check panics, asked on the publisher's
+// goroutine, is taken to say no: the panic is logged and reaches neither
+// the publisher nor the other listeners, and its own stream goes on.
+func TestListenCallerPanicIsContained(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+		if r.Header.Get("Authorization") == "Bearer explosive" {
+			return &explosive{user: user{name: "explosive", caps: []mcpmw.Permission{"read"}}}, nil
+		}
+		return listenAuthn.Authenticate(r)
+	})
+	e := newListenEnvFor(t, "HTTP/1.1", authn, &mcpmw.Options{Logger: newTextLogger(logs)})
+	boom := e.listen(t, "explosive", "1", `{"toolsListChanged":true}`)
+	calm := e.listen(t, "admin", "2", `{"toolsListChanged":true}`)
+	boom.next(t)
+	calm.next(t)
+	require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "explodes"}))
+	assert.Equal(t, mcpmw.ToolsListChanged, calm.nextEvent(t)["method"], "the other listener hears it")
+	assert.Contains(t, logs.String(), "panicked deciding whether it may hear an event")
+	assert.Contains(t, logs.String(), "permission store unreachable")
+	require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+	assert.Equal(t, mcpmw.ToolsListChanged, boom.nextEvent(t)["method"], "the panicking caller's stream goes on, told only what it may hear")
+	e.h.Close()
+	assert.Equal(t, []string{"result"}, untilResult(t, boom, ""))
+}
+
+// A stream hears the registry changes of the kinds it asked for only, and
+// each once: one it has been told of is not told again when a later change
+// wakes it, even one it may not see.
+func TestListenRegistryChangesOnceAndOnlyAskedFor(t *testing.T) {
+	t.Parallel()
+	noop := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		return mcpmw.TextResult(""), nil
+	}
+	e := newListenEnv(t, nil)
+	tools := e.listen(t, "reader", `"t"`, `{"toolsListChanged":true,"resourcesListChanged":true}`)
+	both := e.listen(t, "reader", `"b"`, `{"toolsListChanged":true,"promptsListChanged":true}`)
+	tools.next(t)
+	both.next(t)
+
+	e.reg.AddPrompts(mcpmw.Prompt{Name: "p1", Permission: "read", Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+		return mcpmw.PromptResult{}, nil
+	}}) // not asked for by tools
+	e.reg.Add(mcpmw.Tool{Name: "seen", Permission: "read", Call: noop}) // wakes tools
+	assert.Equal(t, mcpmw.ToolsListChanged, tools.nextEvent(t)["method"])
+	got := []any{both.nextEvent(t)["method"], both.nextEvent(t)["method"]}
+	assert.ElementsMatch(t, []any{mcpmw.PromptsListChanged, mcpmw.ToolsListChanged}, got)
+
+	e.reg.Add(mcpmw.Tool{Name: "unseen", Permission: "write", Call: noop}) // wakes both; neither may see it
+	ctx := t.Context()
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read"}))
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "read"}))
+	assert.Equal(t, mcpmw.ResourcesListChanged, tools.nextEvent(t)["method"])
+	assert.Equal(t, mcpmw.PromptsListChanged, both.nextEvent(t)["method"])
+	e.h.Close()
+	assert.Equal(t, []string{"result"}, untilResult(t, tools, ""), "no prompts change, nothing told twice")
+	assert.Equal(t, []string{"result"}, untilResult(t, both, ""), "nothing told twice")
+}
+
+// A listen request's id is echoed whole on every message of its stream,
+// however long it is.
+func TestListenLongID(t *testing.T) {
+	t.Parallel()
+	id := `"` + strings.Repeat("i", 300) + `"`
+	e := newListenEnv(t, nil)
+	s := e.listen(t, "reader", id, `{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}`)
+	s.next(t)
+	ctx := t.Context()
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+	assert.Equal(t, strings.Repeat("i", 300), subID(t, s.nextEvent(t)))
+	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourceUpdated, URI: "file:///a", Permission: "read"}))
+	assert.Equal(t, strings.Repeat("i", 300), subID(t, s.nextEvent(t)))
+}
+
+// untilResult reads s up to its final result and returns what it read:
+// each notification's method, but not repeats of skip (coalescing may or
+// may not have merged them), then "result".
+func untilResult(t *testing.T, s *sse, skip string) []string {
+	t.Helper()
+	var got []string
+	for {
+		m := s.nextEvent(t)
+		if _, ok := m["result"]; ok {
+			return append(got, "result")
+		}
+		if method, _ := m["method"].(string); method != skip {
+			got = append(got, method)
+		}
 	}
 }
 
@@ -401,6 +536,72 @@ func TestListenKeepAlive(t *testing.T) {
 		t.Fatalf("no keep-alive expected, got %q", f)
 	case <-time.After(100 * time.Millisecond):
 	}
+}
+
+// A listen stream with nothing to say outlives the event deadline, over
+// HTTP/2 as over HTTP/1.1, whether its keep-alive comes later than the
+// deadline or never, and the http.Server's WriteTimeout too (once a
+// stream has begun, each write's own deadline replaces it): it still
+// delivers an event that comes after, then its result on Close, and is
+// recorded once.
+func TestListenOutlivesTheEventDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		keepAlive    time.Duration
+		writeTimeout time.Duration
+	}{
+		{"keep-alive later than the deadline", eventDeadline * 3 / 2, 0},
+		{"keep-alive off", -1, 0},
+		{"server WriteTimeout shorter than the quiet", -1, quietFor / 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			eachProtocol(t, func(t *testing.T, proto string) {
+				e := newListenEnvFor(t, proto, listenAuthn, &mcpmw.Options{ListenKeepAlive: tt.keepAlive}, func(srv *http.Server) { srv.WriteTimeout = tt.writeTimeout })
+				s := e.listen(t, "reader", "1", `{"toolsListChanged":true}`)
+				require.Equal(t, proto, s.resp.Proto[:len(proto)])
+				s.next(t) // the acknowledgement
+				time.Sleep(quietFor)
+				require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+				assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"], "the stream is still open %v after its last event", quietFor)
+				e.h.Close()
+				assert.Equal(t, "complete", s.nextEvent(t)["result"].(map[string]any)["resultType"])
+				assert.True(t, s.ended(t))
+				assert.Len(t, e.spy.records(), 1)
+			})
+		})
+	}
+}
+
+// A listen stream's caller is authenticated once, when it opens: after
+// Options.ListenMaxLifetime the stream ends with its result, as the spec
+// lets a server end a subscription, so that the client listens again and
+// shows its current credentials. Until then it delivers as usual; its end
+// adds no record. Negative means no limit.
+func TestListenEndsAfterItsMaxLifetime(t *testing.T) {
+	const lifetime = 300 * time.Millisecond
+	eachProtocol(t, func(t *testing.T, proto string) {
+		e := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: lifetime})
+		opened := time.Now()
+		s := e.listen(t, "reader", `"l"`, `{"toolsListChanged":true}`)
+		s.next(t)
+		require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+		assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"])
+		final := s.nextEvent(t)
+		took := time.Since(opened)
+		assert.Equal(t, "complete", final["result"].(map[string]any)["resultType"], "%v", final)
+		assert.Equal(t, "l", subID(t, final))
+		assert.GreaterOrEqual(t, took, lifetime*9/10, "not before its lifetime, less a tenth at most")
+		assert.Less(t, took, lifetime+time.Second)
+		assert.True(t, s.ended(t))
+		assert.Len(t, e.spy.records(), 1, "recorded once, when it opened")
+
+		unlimited := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: -1})
+		s = unlimited.listen(t, "reader", `"u"`, `{"toolsListChanged":true}`)
+		s.next(t)
+		time.Sleep(lifetime + lifetime/2)
+		require.NoError(t, unlimited.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+		assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"], "no limit: still open")
+	})
 }
 
 // Close ends the streams with their result and refuses new ones;
@@ -530,49 +731,249 @@ func (w *blockingWriter) String() string {
 	return w.body.String()
 }
 
-// A listener that falls more than its buffer behind is ended with its
-// result: the publisher never waits for it, and it is not left to miss
-// events unawares.
-func TestListenSlowListenerIsEnded(t *testing.T) {
+// stuckListen serves a listen as token's caller on h, into a writer whose
+// writes after the acknowledgement wait until released: a client that has
+// stopped reading. It returns once the stream is stuck writing after
+// publishing first (the event that gets it stuck), and a channel closed
+// when the handler returns.
+func stuckListen(t *testing.T, h *mcpmw.Handler, token, id, notifications string, first mcpmw.Event) (*blockingWriter, <-chan struct{}) {
+	t.Helper()
+	w := &blockingWriter{hdr: http.Header{}, release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(w, req(listenBody(id, notifications), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen", "Authorization", "Bearer "+token))
+	}()
+	t.Cleanup(func() {
+		h.Close()
+		select {
+		case <-w.release:
+		default:
+			close(w.release)
+		}
+		<-done
+	})
+	require.Eventually(t, func() bool { return strings.Contains(w.String(), "acknowledged") }, 2*time.Second, time.Millisecond)
+	require.NoError(t, h.Publish(t.Context(), first))
+	require.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.writes == 2 }, 2*time.Second, time.Millisecond, "the stream is stuck writing the event")
+	return w, done
+}
+
+// published publishes ev n times from another goroutine and fails the
+// test if that blocks: a publisher never waits for a listener.
+func published(t *testing.T, h *mcpmw.Handler, n int, ev mcpmw.Event) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range n {
+			_ = h.Publish(context.Background(), ev)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Publish blocked on a slow listener")
+	}
+}
+
+// A listener that falls behind is neither ended nor flooded: while its
+// client is not reading, 200 changes of one kind wait as one, which it
+// gets once it reads again, and its stream stays open. The publisher never
+// waits for it.
+func TestListenSlowListenerIsToldOnce(t *testing.T) {
 	t.Parallel()
 	reg := &mcpmw.Registry{}
 	reg.Add(testTools()...)
 	a := &spy{}
 	h := mcpmw.New(reg, listenAuthn, a, &mcpmw.Options{ListenKeepAlive: -1})
-	defer h.Close()
-	w := &blockingWriter{hdr: http.Header{}, release: make(chan struct{})}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.ServeHTTP(w, req(listenBody(`"slow"`, `{"toolsListChanged":true}`), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
-	}()
-	require.Eventually(t, func() bool { return strings.Contains(w.String(), "acknowledged") }, 2*time.Second, time.Millisecond)
-
 	ev := mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}
-	require.NoError(t, h.Publish(t.Context(), ev))
-	require.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.writes == 2 }, 2*time.Second, time.Millisecond, "the stream is stuck writing the event")
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		for range 200 {
-			_ = h.Publish(context.Background(), ev)
-		}
-	}()
-	select {
-	case <-published:
-	case <-time.After(2 * time.Second):
-		t.Fatal("Publish blocked on a slow listener")
-	}
+	w, done := stuckListen(t, h, "reader", `"slow"`, `{"toolsListChanged":true}`, ev)
+	published(t, h, 200, ev)
 	close(w.release) // the client reads again
+	require.Eventually(t, func() bool { return strings.Count(w.String(), "list_changed") == 2 }, 2*time.Second, time.Millisecond,
+		"the event being written, then the 200 that came meanwhile as one")
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the slow listener's stream did not end")
+		t.Fatal("the stream ended")
+	case <-time.After(50 * time.Millisecond):
 	}
-	body := w.String()
-	assert.Equal(t, 1, strings.Count(body, "list_changed"), "the event being written when it fell behind; the rest are not sent")
-	assert.True(t, strings.HasSuffix(body, `"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"slow","io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}}`+"\n\n"), body)
+	assert.Equal(t, 2, strings.Count(w.String(), "list_changed"), "nothing more")
+	h.Close()
+	<-done
+	assert.True(t, strings.HasSuffix(w.String(), `"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"slow","io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}}`+"\n\n"), w.String())
 	require.Len(t, a.records(), 1)
+}
+
+// Defect 4 of issue 17: another tenant's burst ends a listener's stream.
+// Tenant B's client is slow to read when tenant A's application publishes
+// 200 events for A's audience: none may take a place in B's queue, so B's
+// stream stays open, hears nothing of them (being cut off would tell B
+// that something changed elsewhere), and still hears its own.
+func TestListenAnotherTenantsBurstLeavesAStreamAlone(t *testing.T) {
+	t.Parallel()
+	for _, burst := range []mcpmw.Event{
+		{Method: mcpmw.ResourcesListChanged, Permission: "read", Audience: "A"},
+		{Method: mcpmw.ResourceUpdated, URI: "db://orders/7", Permission: "read", Audience: "A"},
+	} {
+		t.Run(burst.Method, func(t *testing.T) {
+			t.Parallel()
+			reg := &mcpmw.Registry{}
+			reg.Add(testTools()...)
+			a := &spy{}
+			h := mcpmw.New(reg, listenAuthn, a, &mcpmw.Options{ListenKeepAlive: -1, Methods: listMethods()})
+			own := mcpmw.Event{Method: burst.Method, URI: burst.URI, Permission: "read", Audience: "B"}
+			w, done := stuckListen(t, h, "tenant-b", `"b"`, `{"resourcesListChanged":true,"resourceSubscriptions":["db://orders/7"]}`, own)
+			published(t, h, 200, burst)
+			close(w.release)
+			require.NoError(t, h.Publish(t.Context(), own))
+			require.Eventually(t, func() bool { return strings.Count(w.String(), `"method":"`+own.Method+`"`) == 2 }, 2*time.Second, time.Millisecond,
+				"B's own event, then the next: the stream is still open")
+			h.Close()
+			<-done
+			assert.Equal(t, 2, strings.Count(w.String(), `"method":"notifications/resources/`), "nothing but B's own two: %s", w.String())
+			assert.True(t, strings.HasSuffix(w.String(), `"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"b","io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"0.0.0"}}}}`+"\n\n"), w.String())
+			require.Len(t, a.records(), 1)
+		})
+	}
+}
+
+// gatedCaller is a Caller whose first check after arm waits for release
+// (at most a few seconds): a stream, or a publisher, busy elsewhere at the
+// worst moment.
+type gatedCaller struct {
+	mcpmw.Caller
+	armed   atomic.Bool
+	held    chan struct{} // closed when the check is held
+	release chan struct{}
+}
+
+func newGatedCaller(c mcpmw.Caller) *gatedCaller {
+	return &gatedCaller{Caller: c, held: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gatedCaller) arm() { g.armed.Store(true) }
+
+// waitHeld waits, a second at most, for the check to be held. It may never
+// be: a stream that is ended asks nothing.
+func (g *gatedCaller) waitHeld() {
+	select {
+	case <-g.held:
+	case <-time.After(time.Second):
+	}
+}
+
+func (g *gatedCaller) hold() {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.held)
+		select {
+		case <-g.release:
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func (g *gatedCaller) Can(p mcpmw.Permission) bool {
+	g.hold()
+	return g.Caller.Can(p)
+}
+
+func (g *gatedCaller) InAudience(a string) bool {
+	g.hold()
+	m, ok := g.Caller.(mcpmw.AudienceMember)
+	return ok && m.InAudience(a)
+}
+
+// The same over real connections, HTTP/2 and HTTP/1.1: B's caller is slow
+// to answer the first time it is asked about A's burst, wherever it is
+// asked; B's stream stays open and hears only its own event.
+func TestListenAnotherTenantsBurstOverTheWire(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			ignore := goleak.IgnoreCurrent()
+			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+			b := newGatedCaller(&tenantUser{user: user{name: "member of B", caps: []mcpmw.Permission{"read"}}, tenant: "B"})
+			authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+				if r.Header.Get("Authorization") == "Bearer gated-b" {
+					return b, nil
+				}
+				return listenAuthn.Authenticate(r)
+			})
+			e := newListenEnvFor(t, proto, authn, &mcpmw.Options{ListenKeepAlive: -1, Methods: listMethods()})
+			s := e.listen(t, "gated-b", `"b"`, `{"resourcesListChanged":true}`)
+			s.next(t) // the acknowledgement
+			b.arm()
+			burst := make(chan struct{})
+			go func() {
+				defer close(burst)
+				for range 200 {
+					_ = e.h.Publish(context.Background(), mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read", Audience: "A"})
+				}
+			}()
+			b.waitHeld()
+			select { // let the burst run on, if it can
+			case <-burst:
+			case <-time.After(100 * time.Millisecond):
+			}
+			close(b.release)
+			<-burst
+			require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read", Audience: "B"}))
+			ev := s.nextEvent(t)
+			assert.Equal(t, mcpmw.ResourcesListChanged, ev["method"], "B's own change, first and alone: %v", ev)
+			e.h.Close()
+			assert.Equal(t, []string{"result"}, untilResult(t, s, ""))
+			assert.True(t, s.ended(t))
+			assert.Len(t, e.spy.records(), 1)
+		})
+	}
+}
+
+// 200 Registry.Add calls while a listener is busy give it a bounded number
+// of tools/list_changed: at least one, at most one more than it was
+// writing, and its stream stays open. (Registry changes are checked on the
+// stream's own goroutine: the Registry tells the hub under its lock.)
+func TestListenRegistryBurstIsCoalesced(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			ignore := goleak.IgnoreCurrent()
+			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+			c := newGatedCaller(reader)
+			authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+				if r.Header.Get("Authorization") == "Bearer gated" {
+					return c, nil
+				}
+				return listenAuthn.Authenticate(r)
+			})
+			e := newListenEnvFor(t, proto, authn, &mcpmw.Options{ListenKeepAlive: -1})
+			s := e.listen(t, "gated", "1", `{"toolsListChanged":true}`)
+			s.next(t)
+			c.arm()
+			noop := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+				return mcpmw.TextResult(""), nil
+			}
+			added := make(chan struct{})
+			go func() {
+				defer close(added)
+				for i := range 200 {
+					e.reg.Add(mcpmw.Tool{Name: fmt.Sprintf("new_%d", i), Permission: "read", Call: noop})
+				}
+			}()
+			c.waitHeld()
+			select {
+			case <-added:
+			case <-time.After(2 * time.Second):
+				t.Fatal("Registry.Add waited for a listener")
+			}
+			close(c.release)
+			assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"])
+			require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "read"})) // not asked for
+			e.h.Close()
+			rest := untilResult(t, s, mcpmw.ToolsListChanged)
+			assert.Equal(t, []string{"result"}, rest, "at most one more tools/list_changed, then the result")
+			assert.True(t, s.ended(t))
+			assert.Len(t, e.spy.records(), 1)
+		})
+	}
 }
 
 // subscriptions/listen is a 2026-07-28 method: legacy revisions get

@@ -38,15 +38,22 @@ type Event struct {
 	Permission Permission
 	// Audience, when set, narrows the listeners further to callers that
 	// are members of it (an AudienceMember answering true), e.g. a tenant
-	// id. A caller that is no AudienceMember never receives an event with
-	// an Audience.
+	// id. It narrows Permission and never replaces it: a member must still
+	// hold Permission. A caller that is no AudienceMember never receives
+	// an event with an Audience.
 	Audience string
 }
 
 // An AudienceMember is a Caller that belongs to audiences (a tenant, a
 // team, an organisation), so that events meant for one of them reach only
-// its members. The check runs on the instance holding the listener's
-// stream, for each event, so it should be cheap.
+// its members.
+//
+// A listening caller is asked about each published event before the event
+// is queued for its stream: InAudience and Can run on the instance holding
+// the stream, on the goroutine delivering the event (the Notifier's; with
+// a LocalNotifier, the one calling Publish), possibly on several at once.
+// They must be safe for concurrent use, cheap, and must not block; a panic
+// in them is logged and taken for no.
 type AudienceMember interface {
 	InAudience(audience string) bool
 }
@@ -60,14 +67,18 @@ type Notifier interface {
 	// slow listeners.
 	Publish(ctx context.Context, ev Event) error
 	// Subscribe calls deliver with each event published from now on, until
-	// the returned cancel func is called. deliver must not block.
+	// the returned cancel func is called. deliver does not block, but it
+	// asks each listening caller whether it may hear the event (see
+	// AudienceMember): call it holding no lock that a Caller's methods
+	// might take.
 	Subscribe(deliver func(Event)) (cancel func())
 }
 
 // A LocalNotifier is the in-process Notifier: what is published on it
 // reaches the subscribers in this process only. It is safe for concurrent
 // use, and Publish never blocks as long as the subscribers' deliver funcs
-// do not (a Handler's never does).
+// do not (a Handler's does not, as long as its listening callers' Can and
+// InAudience do not: see AudienceMember).
 type LocalNotifier struct {
 	mu   sync.Mutex // serialises Subscribe and cancel
 	subs atomic.Pointer[[]*localSub]
@@ -96,7 +107,8 @@ func (n *LocalNotifier) Publish(ctx context.Context, ev Event) error {
 
 // Subscribe calls deliver with each Event published from now on, until
 // cancel is called; cancel may be called more than once. deliver must not
-// block: it runs on the publisher's goroutine.
+// block: it runs on the publisher's goroutine (a Handler's asks its
+// listening callers there, see AudienceMember).
 func (n *LocalNotifier) Subscribe(deliver func(Event)) (cancel func()) {
 	s := &localSub{deliver: deliver}
 	n.mu.Lock()

@@ -133,6 +133,16 @@ type Options struct {
 	// client that has gone is noticed. Zero means 15 seconds; negative
 	// means none.
 	ListenKeepAlive time.Duration
+	// ListenMaxLifetime is how long one subscriptions/listen stream may
+	// stay open. Its caller was authenticated when it opened, and a
+	// stream is not authenticated again: when the lifetime is over, the
+	// stream ends with its result (as on Close), and the client, listening
+	// again, shows its current credentials, so a revoked token stops
+	// hearing changes within this bound. Each stream ends up to a tenth
+	// sooner, at random, so that streams opened together do not all come
+	// back together. Zero means one hour; negative means no limit (a
+	// revoked token then hears changes for as long as its stream lasts).
+	ListenMaxLifetime time.Duration
 
 	// Observer, when set, follows every request for traces and metrics,
 	// refused ones included; see Observer and the otel module.

@@ -247,7 +247,7 @@ func (s *stream) sendLocked(ctx context.Context, msg []byte) error {
 		s.rc = http.NewResponseController(s.w)
 		s.started = true
 	}
-	return s.writeEventLocked(ctx, msg)
+	return s.writeFrameLocked(ctx, eventFrame(msg))
 }
 
 // eventWriteTimeout bounds the write of one event (and of the final
@@ -259,29 +259,48 @@ func (s *stream) sendLocked(ctx context.Context, msg []byte) error {
 // still be able to carry a large event; a tool's own deadline, when earlier,
 // wins. Once a stream has begun these deadlines replace the http.Server's
 // WriteTimeout for the rest of the response: a stream may last as long as
-// its tool, provided the client keeps taking its events.
-const eventWriteTimeout = 30 * time.Second
+// its tool, provided the client keeps taking its events. It is a variable
+// so that tests can shorten it.
+var eventWriteTimeout = 30 * time.Second
 
 // aLongTimeAgo is a write deadline that makes a blocked write fail at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// writeEventLocked writes msg as one SSE event and flushes it (see
-// writeFrameLocked). s.mu must be held.
-func (s *stream) writeEventLocked(ctx context.Context, msg ...[]byte) error {
+// eventFrame returns msg as one SSE event (see appendEvent).
+func eventFrame(msg ...[]byte) []byte {
 	size := 24
 	for _, piece := range msg {
 		size += len(piece)
 	}
-	return s.writeFrameLocked(ctx, appendEvent(make([]byte, 0, size), msg...))
+	return appendEvent(make([]byte, 0, size), msg...)
 }
 
-// writeFrameLocked writes frame, one complete SSE event or comment, and
-// flushes it, within eventWriteTimeout and ctx: when ctx ends first (the
-// tool's Timeout, or a cancellation), a write the client is not taking
-// fails instead of blocking. Writers that cannot set deadlines are written
-// to without one. A failed write ends the stream: after a partial event
-// nothing more can be sent. s.mu must be held.
+// writeFrameLocked writes frame, one notification event or a keep-alive
+// comment (see writeLocked), then lifts the write deadline: the stream may
+// now stay quiet for as long as its tool works or its listener has nothing
+// to say. Over HTTP/2 a write deadline is a timer on the stream that resets
+// it (RST_STREAM, and the request's context cancelled) when it fires, even
+// with nothing being written; left in place, it would end every stream
+// eventWriteTimeout after its last event. s.mu must be held.
 func (s *stream) writeFrameLocked(ctx context.Context, frame []byte) error {
+	if err := s.writeLocked(ctx, frame); err != nil {
+		return err
+	}
+	if err := s.rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.done, s.err = true, fmt.Errorf("mcpmw: lifting the write deadline: %w", err)
+		return s.err
+	}
+	return nil
+}
+
+// writeLocked writes frame, one complete SSE event or comment, and flushes
+// it, within eventWriteTimeout and ctx: when ctx ends first (the tool's
+// Timeout, or a cancellation), a write the client is not taking fails
+// instead of blocking. The deadline stays set when it returns (see
+// writeFrameLocked and finish). Writers that cannot set deadlines are
+// written to without one. A failed write ends the stream: after a partial
+// event nothing more can be sent. s.mu must be held.
+func (s *stream) writeLocked(ctx context.Context, frame []byte) error {
 	deadline := time.Now().Add(eventWriteTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -346,8 +365,11 @@ func (s *stream) finish(msg [][]byte) (streamed bool) {
 	if !s.done {
 		// Only the fixed bound: the tool's context has ended by now, and
 		// the request's ends only when the client goes, which fails the
-		// write anyway.
-		_ = s.writeEventLocked(context.Background(), msg...)
+		// write anyway. The deadline stays: it bounds what net/http writes
+		// once the handler returns (over HTTP/1.1, the end of the chunked
+		// body; net/http then clears it), and over HTTP/2 its timer stops
+		// when the stream closes, as the handler returns.
+		_ = s.writeLocked(context.Background(), eventFrame(msg...))
 	}
 	s.done = true
 	return true

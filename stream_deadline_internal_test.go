@@ -86,13 +86,64 @@ func TestEveryStreamWriteHasADeadline(t *testing.T) {
 	after := time.Now()
 
 	got, writes := w.recorded()
-	require.Len(t, got, 3, "one deadline per event, the final answer included")
+	// Each notification's deadline is set for its write and lifted after
+	// it (over HTTP/2 a deadline left behind resets a quiet stream); the
+	// final answer's stays, bounding what net/http writes after it.
+	require.Len(t, got, 5, "set and lifted for each notification; set for the final answer")
 	assert.Equal(t, 3, writes)
 	assert.True(t, got[0].Equal(want), "a tool's earlier deadline bounds its event: %v, want %v", got[0], want)
-	for _, d := range got[1:] {
+	assert.True(t, got[1].IsZero(), "lifted after the first event: %v", got[1])
+	assert.True(t, got[3].IsZero(), "lifted after the second event: %v", got[3])
+	for _, d := range []time.Time{got[2], got[4]} {
 		assert.False(t, d.Before(before.Add(eventWriteTimeout)), "%v", d)
 		assert.False(t, d.After(after.Add(eventWriteTimeout)), "%v", d)
 	}
+}
+
+// A keep-alive comment is a write like an event: its deadline is lifted
+// once it is out, or a listen stream that has nothing to say would be
+// reset over HTTP/2 when it passed.
+func TestKeepAliveDeadlineIsLifted(t *testing.T) {
+	t.Parallel()
+	w := newDeadlineWriter()
+	s := &stream{w: w, rc: http.NewResponseController(w), started: true}
+	require.NoError(t, s.keepAlive(context.Background()))
+	got, writes := w.recorded()
+	require.Len(t, got, 2)
+	assert.Equal(t, 1, writes)
+	assert.False(t, got[0].IsZero(), "the comment's write has a deadline")
+	assert.True(t, got[1].IsZero(), "lifted once it is out: %v", got[1])
+}
+
+// A deadline that cannot be lifted (the connection is gone) ends the
+// stream, as one that cannot be set does: left in place, it would reset
+// the stream later anyway.
+func TestDeadlineThatCannotBeLiftedEndsTheStream(t *testing.T) {
+	t.Parallel()
+	w := &liftFailsWriter{deadlineWriter: newDeadlineWriter()}
+	s := &stream{w: w, token: []byte(`1`)}
+	s.mu.Lock()
+	err := s.sendLocked(context.Background(), []byte(`{}`))
+	s.mu.Unlock()
+	assert.ErrorContains(t, err, "lifting the write deadline")
+	assert.ErrorIs(t, err, errConnGone)
+	s.mu.Lock()
+	assert.ErrorIs(t, s.sendLocked(context.Background(), []byte(`{}`)), errConnGone, "the stream stays ended")
+	s.mu.Unlock()
+	_, writes := w.recorded()
+	assert.Equal(t, 1, writes)
+}
+
+var errConnGone = errors.New("use of closed network connection")
+
+// liftFailsWriter sets deadlines but cannot clear them.
+type liftFailsWriter struct{ *deadlineWriter }
+
+func (w *liftFailsWriter) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		return errConnGone
+	}
+	return w.deadlineWriter.SetWriteDeadline(t)
 }
 
 func TestStreamWithoutDeadlines(t *testing.T) {

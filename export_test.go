@@ -1,0 +1,15 @@
+package mcpmw
+
+import (
+	"testing"
+	"time"
+)
+
+// SetEventWriteTimeout shortens the bound on each event's write for the
+// rest of t, so that a test can outlast it in well under a second. t must
+// not run in parallel: every stream in the process reads the bound.
+func SetEventWriteTimeout(t testing.TB, d time.Duration) {
+	old := eventWriteTimeout
+	eventWriteTimeout = d
+	t.Cleanup(func() { eventWriteTimeout = old })
+}

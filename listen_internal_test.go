@@ -1,0 +1,58 @@
+package mcpmw
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Each stream's lifetime is its maximum less up to a tenth, spread at
+// random, so that streams opened together do not end together.
+func TestListenLifetimesAreSpread(t *testing.T) {
+	t.Parallel()
+	const d = time.Hour
+	seen := map[time.Duration]bool{}
+	for range 100 {
+		got := lifetimeOf(d)
+		assert.GreaterOrEqual(t, got, d-d/10)
+		assert.LessOrEqual(t, got, d)
+		seen[got] = true
+	}
+	assert.Greater(t, len(seen), 90, "spread, not one value")
+	assert.Equal(t, time.Duration(1), lifetimeOf(1), "a tiny maximum stays positive")
+}
+
+// A listen stream lasts an hour at most unless Options say otherwise.
+func TestListenMaxLifetimeDefault(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, time.Hour, withDefaults(nil).ListenMaxLifetime)
+	assert.Equal(t, time.Minute, withDefaults(&Options{ListenMaxLifetime: time.Minute}).ListenMaxLifetime)
+	assert.Equal(t, time.Duration(-1), withDefaults(&Options{ListenMaxLifetime: -1}).ListenMaxLifetime, "negative: no limit")
+}
+
+// The Registry sends list_changed events with a permission only; anything
+// else reaching the hub's registry watcher is dropped, not noted for the
+// listeners to ask their callers about.
+func TestRegistryChangedDropsWhatTheRegistryNeverSends(t *testing.T) {
+	t.Parallel()
+	hb := newHub(slog.New(slog.DiscardHandler))
+	for _, ev := range []Event{
+		{Method: ToolsListChanged},
+		{Method: ResourceUpdated, URI: "file:///a", Permission: "read"},
+		{Method: ResourceUpdated, URI: "file:///a"},
+		{Method: "notifications/progress", Permission: "read"},
+	} {
+		hb.registryChanged(ev)
+	}
+	assert.Zero(t, hb.regCount)
+	assert.Empty(t, hb.regChanged)
+	hb.registryChanged(Event{Method: PromptsListChanged, Permission: "read"})
+	assert.Equal(t, map[regChange]uint64{{kindPromptsChanged, "read"}: 1}, hb.regChanged)
+}
+
+// eventWriteTimeout is the 30 s the README and SECURITY.md promise.
+func TestEventWriteTimeoutIsThirtySeconds(t *testing.T) {
+	assert.Equal(t, 30*time.Second, eventWriteTimeout)
+}
