@@ -152,20 +152,19 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 			return resp
 		}
 		for i := range entries {
-			r := &entries[i]
-			if r.Permission != "" && r.Permission != t.Permission && !c.Can(r.Permission) {
-				continue
+			if err := checkListEntry(&entries[i], t.Permission); err != nil {
+				resp := ErrorResponse(CodeInternalError, "Internal error")
+				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %v", t.URITemplate, entries[i].URI, err)
+				return resp
 			}
+		}
+		for i := range entries {
+			r := &entries[i]
 			if !p.take() {
 				if p.full() {
 					break
 				}
 				continue
-			}
-			if err := checkResource(r, false); err != nil {
-				resp := ErrorResponse(CodeInternalError, "Internal error")
-				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %v", t.URITemplate, r.URI, err)
-				return resp
 			}
 			if p.body, err = appendResourceDef(p.body, r, rev); err != nil {
 				resp := ErrorResponse(CodeInternalError, "Internal error")
@@ -175,6 +174,21 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 		}
 	}
 	return m.finish(&p, rev, resourcesCursor, "resource")
+}
+
+// checkListEntry checks a resource a template's List returned: what every
+// listed resource needs, and nothing that only a read could honour, since
+// a read of its URI is gated by the template's permission and served by
+// the template's Read (see ResourceTemplate.List).
+func checkListEntry(r *Resource, permission Permission) error {
+	switch {
+	case r.Permission != "" && r.Permission != permission:
+		return fmt.Errorf("it names the Permission %q, which a read of its URI would not check (the template's %q gates it): "+
+			"register it as a Resource with that Permission, or give it a template of its own", r.Permission, permission)
+	case r.Read != nil:
+		return errors.New("it has a Read func, which a read of its URI would not call (the template's Read serves it): leave it nil")
+	}
+	return checkResource(r, false)
 }
 
 // templatesList answers resources/templates/list: the templates the

@@ -31,8 +31,10 @@ type Resource struct {
 	Annotations *ContentAnnotations
 	// Permission is what a caller must be able to do (Caller.Can) to see
 	// and read the resource. It is required, as for tools. An entry a
-	// template's List returns may leave it empty: the template's applies.
-	// See Permission for what a caller without it learns.
+	// template's List returns leaves it empty (or names the template's):
+	// the template's Permission gates the read of its URI, so an entry may
+	// not name another one (see ResourceTemplate.List). See Permission for
+	// what a caller without it learns.
 	Permission Permission
 	// Read returns the contents of uri, the resource's URI as registered.
 	// Required for a resource added directly; nil for the entries a
@@ -121,9 +123,17 @@ type ResourceTemplate struct {
 	// List, optional, returns the concrete resources of this template the
 	// caller may see (e.g. the caller's tenant's records); resources/list
 	// shows them after the direct resources, for callers holding
-	// Permission. An entry's Permission may be left empty (the template's
-	// applies); one that names another permission is shown only to callers
-	// holding that one too. Its Read is not used.
+	// Permission.
+	//
+	// The list is a courtesy and the read is the gate, and a read of an
+	// entry's URI goes through the template (its Permission, its Read)
+	// without calling List, which may cost as much as the list itself. So
+	// an entry carries nothing that only a read could honour: it leaves
+	// Permission empty (or names the template's) and Read nil, and
+	// resources/list answers -32603, with a log line naming the entry,
+	// when one does not. A resource that needs its own permission is
+	// registered as a Resource, which a read of its URI finds before any
+	// template; or it gets a template of its own.
 	List func(ctx context.Context, c Caller) ([]Resource, error)
 	// Complete suggests values of a variable by name (completion/complete).
 	Complete map[string]Completer

@@ -62,9 +62,7 @@ func testResources() *mcpmw.Registry {
 				return []mcpmw.ResourceContents{{MimeType: "text/plain", Text: "note " + vars["id"] + " of " + tenantOf(c)}}, nil
 			},
 			List: func(_ context.Context, c mcpmw.Caller) ([]mcpmw.Resource, error) {
-				out := []mcpmw.Resource{{URI: "test://notes/1", Name: tenantOf(c) + "'s note 1"}}
-				out = append(out, mcpmw.Resource{URI: "test://notes/2", Name: "a note for writers", Permission: "write"})
-				return out, nil
+				return []mcpmw.Resource{{URI: "test://notes/1", Name: tenantOf(c) + "'s note 1"}, {URI: "test://notes/2", Name: "note 2", Permission: "read"}}, nil
 			}},
 		mcpmw.ResourceTemplate{URITemplate: "test://admin/{+path}", Name: "admin", Permission: "admin",
 			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
@@ -325,9 +323,9 @@ func TestResourcesList(t *testing.T) {
 		for _, size := range []int{1, 2, 3, 100} {
 			h, a, _ := resourceHandler(t, testResources(), &mcpmw.Options{PageSize: size})
 			uris, pages := walkList(t, h, v, "reader", "resources/list", "resources", "uri")
-			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://notes/7", "test://notes/1"}, uris,
+			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://notes/7", "test://notes/1", "test://notes/2"}, uris,
 				"%s page size %d: direct resources the reader may see, then the template's entries", v, size)
-			assert.Equal(t, (5+size-1)/size, pages)
+			assert.Equal(t, (6+size-1)/size, pages)
 			assert.Contains(t, a.records()[0].Summary, "listed ")
 			uris, _ = walkList(t, h, v, "writer", "resources/list", "resources", "uri")
 			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://secret", "test://notes/7", "test://notes/1", "test://notes/2"}, uris)
@@ -829,4 +827,57 @@ func TestTemplateValueThatBreaksItsDocIsRefused(t *testing.T) {
 	}
 	assert.Equal(t, []string{"file:///srv/private/a/b%2Fc", "file:///srv/docs/caf%C3%A9%20menu"}, reads[:2], "Read saw only the good values")
 	assert.Len(t, reads, 2*len(allVersions))
+}
+
+// A template's List entry cannot carry what only a read could honour:
+// the read of its URI is gated by the template's permission, so an entry
+// naming a permission of its own, or a Read of its own, is the
+// application's mistake (-32603, logged) rather than a gate that is not
+// one. The permission of its own goes on a direct resource, which gates
+// every spelling of its URI.
+func TestTemplateListEntryCannotLookLikeAGate(t *testing.T) {
+	t.Parallel()
+	noRead := func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) { return nil, nil }
+	for _, tt := range []struct {
+		name  string
+		entry mcpmw.Resource
+		log   string
+	}{
+		{"its own permission", mcpmw.Resource{URI: "reports://salaries", Name: "salaries", Permission: "hr"}, `names the Permission \"hr\", which a read of its URI would not check`},
+		{"its own Read", mcpmw.Resource{URI: "reports://salaries", Name: "salaries", Read: noRead}, "has a Read func, which a read of its URI would not call"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "reports://{name}", Name: "report", Permission: "read", Read: servedBy("report"),
+				List: func(context.Context, mcpmw.Caller) ([]mcpmw.Resource, error) {
+					return []mcpmw.Resource{{URI: "reports://q1", Name: "q1"}, tt.entry}, nil
+				}})
+			h, a, logs := resourceHandler(t, &reg, &mcpmw.Options{PageSize: 1})
+			for _, v := range allVersions {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, listReq(v, "reader", "resources/list", ""))
+				assert.Equal(t, 500, w.Code, "%s: even on a page the entry is not on", v)
+				ans := decode(t, w)
+				require.NotNil(t, ans.Error)
+				assert.Equal(t, "Internal error", ans.Error.Message)
+				assert.Equal(t, mcpmw.OutcomeError, a.records()[len(a.records())-1].Outcome)
+			}
+			assert.Contains(t, logs.String(), tt.log)
+			assert.Contains(t, logs.String(), `List returned the resource \"reports://salaries\"`)
+		})
+	}
+	// The way to give one URI of a template a permission of its own.
+	var reg mcpmw.Registry
+	reg.AddResources(mcpmw.Resource{URI: "reports://salaries", Name: "salaries", Permission: "write",
+		Read: func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", "the salaries")}, nil
+		}})
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "reports://{name}", Name: "report", Permission: "read", Read: servedBy("report")})
+	h, _, _ := resourceHandler(t, &reg, nil)
+	for _, uri := range []string{"reports://salaries", "reports://%73alaries", "REPORTS://salarie%73"} {
+		code, text := readText(t, h, mcpmw.Version20251125, "reader", uri)
+		assert.Equal(t, 403, code, uri)
+		assert.NotContains(t, text, "the salaries")
+	}
 }
