@@ -774,6 +774,45 @@ func TestTemplateMatchFindsTheSplitThatMatches(t *testing.T) {
 	}
 }
 
+// When several templates match a URI (here all three), the first
+// registered serves the read and its permission alone gates it, whichever
+// is the stricter.
+func TestTemplateFirstRegisteredServesAndGates(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		first, second mcpmw.Permission
+		reader        int // the reader's status
+	}{
+		{first: "write", second: "read", reader: 403},
+		{first: "read", second: "write", reader: 200},
+	} {
+		var reg mcpmw.Registry
+		reg.AddResourceTemplates(
+			mcpmw.ResourceTemplate{URITemplate: "x://{a}", Name: "first", Permission: tt.first, Read: servedBy("first")},
+			mcpmw.ResourceTemplate{URITemplate: "x://{+b}", Name: "second", Permission: tt.second, Read: servedBy("second")},
+			mcpmw.ResourceTemplate{URITemplate: "x://{c}-{+d}", Name: "third", Permission: tt.second, Read: servedBy("third")},
+		)
+		h, a, _ := resourceHandler(t, &reg, nil)
+		for _, v := range allVersions {
+			code, text := readText(t, h, v, "reader", "x://q-r")
+			assert.Equal(t, tt.reader, code, "%s, first %s: %s", v, tt.first, text)
+			rec := a.records()[len(a.records())-1]
+			if tt.reader == 403 {
+				assert.Equal(t, mcpmw.OutcomeDenied, rec.Outcome)
+				assert.Contains(t, rec.Summary, string(tt.first))
+			} else {
+				assert.Equal(t, `first {"a":"q-r"}`, text)
+			}
+			code, text = readText(t, h, v, "writer", "x://q-r")
+			assert.Equal(t, 200, code)
+			assert.Equal(t, `first {"a":"q-r"}`, text, "the first template serves it")
+			code, text = readText(t, h, v, "writer", "x://q/r")
+			assert.Equal(t, 200, code)
+			assert.Equal(t, `second {"b":"q/r"}`, text, "a URI only the second matches")
+		}
+	}
+}
+
 // A simple {var} whose value would decode to '/', '?' or '#', or any
 // value decoding to NUL or invalid UTF-8, never reaches Read: the URI is
 // the template's (a later catch-all does not get it), its permission is
