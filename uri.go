@@ -118,8 +118,8 @@ func schemeLen(uri string) int {
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
 		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case i > 0 && c == ':':
-			return i
+		case c == ':':
+			return i // 0 at offset 0: no scheme
 		default:
 			return 0
 		}

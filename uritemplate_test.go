@@ -47,6 +47,7 @@ func TestURITemplateMatch(t *testing.T) {
 		{"notes://{id}", "notes:///x", nil}, // a simple value never holds a raw '/'
 		{"x://fixed", "x://fixed", map[string]string{}},
 		{"x://fixed", "x://fixed2", nil},
+		{"x:/{a}/y", "x:/y", nil},                                   // the first and last literals overlap: no room for the value
 		{"X://%7e{a}%2f", "x://~q%2F", map[string]string{"a": "q"}}, // the template's literals are in normal form too
 		// Backtracking: the first place the literal follows is not always the one.
 		{"repo://{+path}/secrets/{name}", "repo://a/secrets/b/secrets/c", map[string]string{"path": "a/secrets/b", "name": "c"}},
@@ -88,6 +89,7 @@ func TestURITemplateBadValues(t *testing.T) {
 		{"file:///srv/a%3Fb/c", "name", "'?'"},
 		{"file:///srv/a%23b/c", "name", "'#'"},
 		{"file:///srv/a%00/c", "name", "NUL"},
+		{"file:///srv/%00/c", "name", "NUL"}, // first
 		{"file:///srv/a%FF/c", "name", "UTF-8"},
 		{"file:///srv/a/b%00", "path", "NUL"},
 		{"file:///srv/a/b%C3", "path", "UTF-8"},
@@ -202,5 +204,39 @@ func TestURITemplateMatchTimeIsBounded(t *testing.T) {
 			assert.Equal(t, "", vars["a"], "the shortest first value")
 			assert.Equal(t, "q", vars["e"])
 		}
+	}
+}
+
+// A match of a few variables allocates nothing while its marks fit on
+// the stack (64 words: two variables over 2047 bytes), and allocates
+// them once beyond.
+func TestURITemplateMatchAllocations(t *testing.T) {
+	tmpl, err := parseURITemplate("x://{a}/{+b}")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		uri    string
+		allocs float64
+	}{
+		{"x://a/b", 0},
+		{"x://a/" + strings.Repeat("b", 2047-2), 0}, // len(m) = 2047: 2 × 32 words
+		{"x://a/" + strings.Repeat("b", 2048-2), 1}, // 2 × 33
+	} {
+		got := testing.AllocsPerRun(20, func() {
+			if !tmpl.match(tt.uri, nil) {
+				t.Fatal("no match")
+			}
+		})
+		assert.Equal(t, tt.allocs, got, "a %d-byte URI", len(tt.uri))
+	}
+}
+
+func TestBitsetNext(t *testing.T) {
+	t.Parallel()
+	s := make(bitset, 3)
+	for _, i := range []int{0, 63, 64, 130} {
+		s.set(i)
+	}
+	for from, want := range map[int]int{0: 0, 1: 63, 63: 63, 64: 64, 65: 130, 130: 130, 131: -1, 191: -1} {
+		assert.Equal(t, want, s.next(from), "next(%d)", from)
 	}
 }
