@@ -107,6 +107,10 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
 				return nil, nil // the application's mistake: logged
 			}},
+		mcpmw.ResourceTemplate{URITemplate: "test://lazy/{+v}", Name: "lazy", Permission: "read",
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+				return nil, mcpmw.ErrInputRequired // the application's mistake: it asked nothing
+			}},
 		mcpmw.ResourceTemplate{URITemplate: "test://admin/{+path}", Name: "admin", Permission: "write",
 			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
 				panic("never read: the reader is no admin")
@@ -150,6 +154,7 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 			row{name: v + " template read", req: read("test://echo/" + long), inBody: true},
 			row{name: v + " template read not found", req: read("test://notes/" + long)},
 			row{name: v + " template read failed", req: read("test://empty/" + long)},
+			row{name: v + " template read input required without asking", req: read("test://lazy/" + long)},
 			row{name: v + " template read denied", req: read("test://admin/" + long)},
 			row{name: v + " template value refused", req: read("test://notes/" + long + "%2F")},
 			row{name: v + " URI without a normal form", req: read("test://notes/" + long + "%")},
