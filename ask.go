@@ -230,7 +230,9 @@ type asking struct {
 
 // begin reads the round of req, acting on target, and returns the
 // context its handler runs in, carrying the round; or the answer to a
-// round that cannot go on (a requestState that does not open).
+// round that cannot go on (a requestState that does not open). The
+// target is bound whole into the state, and capped wherever it is echoed:
+// a resource URI is the client's to make long.
 func (a *asking) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
 	r, resp := readRound(req, a.ring, target)
 	if resp != nil {
@@ -257,17 +259,17 @@ func (a *asking) inputRequired(req *Request, target string, rnd *round, err erro
 	if len(rnd.asked) == 0 {
 		kind := handlerKind(req.Method)
 		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Summary = target, kind+" mistake: returned ErrInputRequired without calling Ask"
-		resp.Cause = fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, target, err)
+		resp.Target, resp.Summary = capEcho(target), kind+" mistake: returned ErrInputRequired without calling Ask"
+		resp.Cause = fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err)
 		return resp, true
 	}
 	body, err := rnd.inputRequired(req, a.ring, target, a.ad.serverMeta)
 	if err != nil {
 		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = target, err
+		resp.Target, resp.Cause = capEcho(target), err
 		return resp, true
 	}
-	return &Response{Result: body, Target: target, Outcome: OutcomeInputRequired, encoded: true,
+	return &Response{Result: body, Target: capEcho(target), Outcome: OutcomeInputRequired, encoded: true,
 		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input" + plural(len(rnd.asked))}, true
 }
 
@@ -310,7 +312,7 @@ func readRound(req *Request, ring *KeyRing, target string) (round, *Response) {
 		state, err := ring.open(&b, s, time.Now())
 		if err != nil {
 			resp := ErrorResponse(CodeInvalidParams, "Invalid params: requestState integrity check failed; call again without it")
-			resp.Target, resp.Summary = target, capEcho(err.Error())
+			resp.Target, resp.Summary = capEcho(target), capEcho(err.Error())
 			return r, resp
 		}
 		r.state = state

@@ -22,7 +22,7 @@ type catalogue[E catalogued] struct {
 
 // catalogued is what a catalogue needs of an entry.
 type catalogued interface {
-	key() string // the name, URI or URI template it is found by
+	key() string // the name, or the URI or URI template in normal form, it is found by
 	permission() Permission
 	setPermIndex(int) // the index of its permission in perms, set before it is published
 }
@@ -33,10 +33,10 @@ func (e *entry) setPermIndex(i int)             { e.permIndex = i }
 func (e *promptEntry) key() string              { return e.Name }
 func (e *promptEntry) permission() Permission   { return e.Permission }
 func (e *promptEntry) setPermIndex(i int)       { e.permIndex = i }
-func (e *resourceEntry) key() string            { return e.URI }
+func (e *resourceEntry) key() string            { return e.norm }
 func (e *resourceEntry) permission() Permission { return e.Permission }
 func (e *resourceEntry) setPermIndex(i int)     { e.permIndex = i }
-func (e *templateEntry) key() string            { return e.URITemplate }
+func (e *templateEntry) key() string            { return e.tmpl.key }
 func (e *templateEntry) permission() Permission { return e.Permission }
 func (e *templateEntry) setPermIndex(i int)     { e.permIndex = i }
 

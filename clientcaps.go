@@ -43,9 +43,10 @@ func clientCapabilityError(t *Target, req *Request) *Response {
 			if data == nil { // a Target built by an application's Method
 				data = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
 			}
-			return &Response{Target: t.Name, Summary: "client lacks capability " + capability, Error: &Error{
+			name := capEcho(t.Name) // an application's Target may name what the client sent
+			return &Response{Target: name, Summary: "client lacks capability " + capability, Error: &Error{
 				Code:    CodeMissingRequiredClientCapability,
-				Message: capitalize(t.kind()) + " " + strconv.Quote(t.Name) + " requires the client capability " + capability,
+				Message: capitalize(t.kind()) + " " + strconv.Quote(name) + " requires the client capability " + capability,
 				Data:    json.RawMessage(data),
 			}}
 		}

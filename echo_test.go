@@ -1,6 +1,7 @@
 package mcpmw_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -38,13 +39,13 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 	h26 := func(method string, extra ...string) []string {
 		return append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", method}, extra...)
 	}
-	for _, tt := range []struct {
-		name    string
-		req     *http.Request
-		opts    *mcpmw.Options
-		inBody  bool // the value must be in the answer (the id)
-		inField string
-	}{
+	type row struct {
+		name   string
+		req    *http.Request
+		opts   *mcpmw.Options
+		inBody bool // the value must be in the answer (the id, a result)
+	}
+	rows := []row{
 		{name: "unknown method", req: req(body26("1", long, metaWith("")), h26(long)...)},
 		{name: "unknown legacy method", req: legacy("2025-11-25", "1", long, "")},
 		{name: "notification method", req: req(`{"jsonrpc":"2.0","method":`+q(long)+`}`, "MCP-Protocol-Version", "2025-11-25")},
@@ -74,11 +75,114 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 		{name: "wrong argument type", req: legacy("2025-11-25", "1", "tools/call", `"name":"add","arguments":{"a":`+q(long)+`,"b":1}`)},
 		{name: "request id", req: req(body26(q(long), "tools/list", metaWith("")), h26("tools/list")...), inBody: true},
 		{name: "tool result", req: legacy("2025-11-25", "1", "tools/call", `"name":"echo","arguments":{"message":`+q(long)+`}`), inBody: true},
-	} {
+	}
+	// Every target name of every method, on every revision: what the
+	// client names (a tool, a prompt, a resource URI, a template, a
+	// completion's ref) reaches the answer, the record and the log line
+	// capped, whichever way the request ends. (Task ids will be rows
+	// here too when tasks come.)
+	reg.AddPrompts(mcpmw.Prompt{Name: "greet", Description: "d", Permission: "read", Arguments: []mcpmw.PromptArgument{{Name: "lang"}},
+		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+			return mcpmw.PromptResult{Messages: []mcpmw.PromptMessage{mcpmw.UserMessage(mcpmw.TextContent("hi"))}}, nil
+		}})
+	longDirect, longSecret := "test://direct/"+long, "test://secret/"+long
+	readDirect := func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+		return []mcpmw.ResourceContents{mcpmw.TextContents("", "text/plain", "direct")}, nil
+	}
+	reg.AddResources(mcpmw.Resource{URI: longDirect, Name: "long", Permission: "read", Read: readDirect},
+		mcpmw.Resource{URI: longSecret, Name: "secret", Permission: "write", Read: readDirect})
+	reg.AddResourceTemplates(
+		mcpmw.ResourceTemplate{URITemplate: "test://notes/{id}", Name: "note", Permission: "read",
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+				return nil, mcpmw.ErrResourceNotFound
+			},
+			Complete: map[string]mcpmw.Completer{"id": func(context.Context, mcpmw.Caller, mcpmw.CompletionRequest) (mcpmw.Completion, error) {
+				return mcpmw.Completion{}, nil
+			}}},
+		mcpmw.ResourceTemplate{URITemplate: "test://echo/{+v}", Name: "echo", Permission: "read",
+			Read: func(_ context.Context, _ mcpmw.Caller, uri string, _ map[string]string) ([]mcpmw.ResourceContents, error) {
+				return []mcpmw.ResourceContents{mcpmw.TextContents("", "text/plain", "echo")}, nil
+			}},
+		mcpmw.ResourceTemplate{URITemplate: "test://empty/{+v}", Name: "empty", Permission: "read",
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+				return nil, nil // the application's mistake: logged
+			}},
+		mcpmw.ResourceTemplate{URITemplate: "test://lazy/{+v}", Name: "lazy", Permission: "read",
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+				return nil, mcpmw.ErrInputRequired // the application's mistake: it asked nothing
+			}},
+		mcpmw.ResourceTemplate{URITemplate: "test://admin/{+path}", Name: "admin", Permission: "write",
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+				panic("never read: the reader is no admin")
+			}},
+	)
+	// An application's Method whose Target names what the client sent.
+	appTarget := func(perm mcpmw.Permission, needs ...string) func(*mcpmw.Request) (*mcpmw.Target, *mcpmw.Response) {
+		return func(r *mcpmw.Request) (*mcpmw.Target, *mcpmw.Response) {
+			name, _ := r.StringParam("name")
+			return &mcpmw.Target{Kind: "thing", Name: name, Permission: perm, RequiredClientCapabilities: needs}, nil
+		}
+	}
+	handle := func(context.Context, *mcpmw.Request) *mcpmw.Response { return mcpmw.ResultResponse(map[string]any{}) }
+	appMethods := &mcpmw.Options{Methods: []mcpmw.Method{
+		{Name: "x/act", Target: appTarget("write"), Handle: handle},
+		{Name: "x/sample", Target: appTarget("read", "sampling"), Handle: handle},
+	}}
+	for _, v := range []string{mcpmw.LatestVersion, mcpmw.Version20251125, mcpmw.Version20250618} {
+		call := func(method, params, name string) *http.Request {
+			if v != mcpmw.LatestVersion {
+				return legacy(v, "1", method, params)
+			}
+			hdr := h26(method)
+			if name != "" {
+				hdr = append(hdr, "Mcp-Name", name)
+			}
+			return req(body26("1", method, params+`,`+metaWith("")), hdr...)
+		}
+		read := func(uri string, extra ...string) *http.Request {
+			return call("resources/read", `"uri":`+q(uri)+strings.Join(extra, ""), uri)
+		}
+		complete := func(ref, arg string) *http.Request {
+			return call("completion/complete", `"ref":`+ref+`,"argument":{"name":`+q(arg)+`,"value":""}`, "")
+		}
+		rows = append(rows,
+			row{name: v + " unknown tool", req: call("tools/call", `"name":`+q(long), long)},
+			row{name: v + " unknown prompt", req: call("prompts/get", `"name":`+q(long), long)},
+			row{name: v + " direct resource", req: read(longDirect), inBody: true}, // the contents' URI is the resource's
+			row{name: v + " direct resource, percent-encoded", req: read(strings.Replace(longDirect, "direct", "%64irect", 1)), inBody: true},
+			row{name: v + " direct resource denied", req: read(longSecret)},
+			row{name: v + " template read", req: read("test://echo/" + long), inBody: true},
+			row{name: v + " template read not found", req: read("test://notes/" + long)},
+			row{name: v + " template read failed", req: read("test://empty/" + long)},
+			row{name: v + " template read input required without asking", req: read("test://lazy/" + long)},
+			row{name: v + " template read denied", req: read("test://admin/" + long)},
+			row{name: v + " template value refused", req: read("test://notes/" + long + "%2F")},
+			row{name: v + " URI without a normal form", req: read("test://notes/" + long + "%")},
+			row{name: v + " resource not found", req: read("test://nothing/" + long)},
+			row{name: v + " completion of an unknown prompt", req: complete(`{"type":"ref/prompt","name":`+q(long)+`}`, "lang")},
+			row{name: v + " completion of a prompt's unknown argument", req: complete(`{"type":"ref/prompt","name":"greet"}`, long)},
+			row{name: v + " completion of an unknown template", req: complete(`{"type":"ref/resource","uri":`+q("test://"+long+"/{id}")+`}`, "id")},
+			row{name: v + " completion of a template's unknown variable", req: complete(`{"type":"ref/resource","uri":"test://notes/{id}"}`, long)},
+		)
+		rows = append(rows, row{name: v + " an application's target denied", req: call("x/act", `"name":`+q(long), ""), opts: appMethods})
+		if v == mcpmw.LatestVersion {
+			rows = append(rows, row{name: v + " template read with a bad requestState", req: read("test://notes/"+long, `,"requestState":"x"`)},
+				row{name: v + " an application's target needs a client capability", req: call("x/sample", `"name":`+q(long), ""), opts: appMethods})
+		} else {
+			rows = append(rows, row{name: v + " subscribe", req: call("resources/subscribe", `"uri":`+q("test://nothing/"+long), "")})
+		}
+	}
+	for _, tt := range rows {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			a := &spy{}
-			h := mcpmw.New(&reg, tokenAuthn, a, tt.opts)
+			var opts mcpmw.Options
+			if tt.opts != nil {
+				opts = *tt.opts
+			}
+			logs := &syncBuffer{}
+			opts.Logger = newTextLogger(logs)
+			h := mcpmw.New(&reg, tokenAuthn, a, &opts)
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, tt.req)
 			// The value is too long to print in a failure: say where it is.
@@ -101,7 +205,7 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 			require.Len(t, recs, 1)
 			rec := recs[0]
 			for field, v := range map[string]string{
-				"Method": rec.Method, "RequestID": rec.RequestID, "Tool": rec.Tool, "ProtocolVersion": rec.ProtocolVersion,
+				"Method": rec.Method, "RequestID": rec.RequestID, "Tool": rec.Tool, "Target": rec.Target, "ProtocolVersion": rec.ProtocolVersion,
 				"ClientName": rec.ClientName, "ClientVersion": rec.ClientVersion, "Summary": rec.Summary,
 			} {
 				echoed("CallRecord."+field, v)
@@ -114,6 +218,7 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 				}
 			}
 			echoed("the record's log form", logged.String())
+			echoed("the handler's log", logs.String())
 		})
 	}
 }

@@ -95,6 +95,10 @@ func checkEvent(ev Event) error {
 		return fmt.Errorf("mcpmw: Event %s has no Permission: name the one a caller needs to see what changed", ev.Method)
 	case ev.Method == ResourceUpdated && ev.URI == "":
 		return errors.New("mcpmw: Event " + ResourceUpdated + " has no URI")
+	case ev.Method == ResourceUpdated:
+		if _, err := normalURI(ev.URI); err != nil {
+			return fmt.Errorf("mcpmw: Event %s URI %q has no normal form: %v", ResourceUpdated, ev.URI, err)
+		}
 	}
 	return nil
 }
@@ -143,8 +147,8 @@ func (h *Handler) Close() {
 type listener struct {
 	caller Caller
 	kinds  eventKinds
-	uris   map[string]int // resourceSubscriptions, each with its place; nil when none
-	names  []string       // the subscribed URIs, by place - len(listChanged)
+	uris   map[string]int // resourceSubscriptions by normal form, each with its place; nil when none
+	names  []string       // the subscribed URIs as the client spelt them (the first spelling of each), by place - len(listChanged)
 	wake   chan struct{}  // capacity 1: something to write, or the end
 
 	mu      sync.Mutex
@@ -156,15 +160,16 @@ type listener struct {
 }
 
 // newListener returns a listener for caller, asking for kinds and, when
-// kinds has kindResourceUpdated, uris.
-func newListener(caller Caller, kinds eventKinds, uris []string) *listener {
+// kinds has kindResourceUpdated, uris (each with its normal form, from
+// listenURIs).
+func newListener(caller Caller, kinds eventKinds, uris []listenURI) *listener {
 	l := &listener{caller: caller, kinds: kinds, wake: make(chan struct{}, 1)}
 	if kinds&kindResourceUpdated != 0 {
 		l.uris, l.names = make(map[string]int, len(uris)), make([]string, 0, len(uris))
 		for _, u := range uris {
-			if _, dup := l.uris[u]; !dup {
-				l.uris[u] = len(listChanged) + len(l.names)
-				l.names = append(l.names, u)
+			if _, dup := l.uris[u.normal]; !dup {
+				l.uris[u.normal] = len(listChanged) + len(l.names)
+				l.names = append(l.names, u.spelt)
 			}
 		}
 	}
@@ -179,7 +184,14 @@ func (l *listener) place(k eventKinds, ev *Event) (int, bool) {
 		return 0, false
 	}
 	if k == kindResourceUpdated {
-		p, ok := l.uris[ev.URI]
+		// Subscriptions are kept by their normal form, so that every
+		// spelling of a URI hears its updates. Publish refuses a URI with
+		// none; an Event from another Notifier that has none matches nothing.
+		u, err := normalURI(ev.URI)
+		if err != nil {
+			return 0, false
+		}
+		p, ok := l.uris[u]
 		return p, ok
 	}
 	return listChangedPlace(k), true
@@ -691,7 +703,7 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 			if i > 0 {
 				honoured = append(honoured, ',')
 			}
-			honoured = appendString(honoured, u)
+			honoured = appendString(honoured, u.spelt)
 		}
 		honoured = append(honoured, ']')
 		names = append(names, "resourceSubscriptions ("+strconv.Itoa(len(uris))+" URIs)")
@@ -703,9 +715,14 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 	return newListener(req.Caller, kinds, uris), append(honoured, '}'), summary, nil
 }
 
+// listenURI is one of resourceSubscriptions: as the client spelt it, and
+// its normal form (uri.go), the one view every match uses.
+type listenURI struct{ spelt, normal string }
+
 // listenURIs reads resourceSubscriptions: nil when absent, else its
-// strings (an empty array gives an empty, non-nil list).
-func listenURIs(raw []byte) ([]string, *Response) {
+// strings (an empty array gives an empty, non-nil list). A URI with no
+// normal form is refused, as resources/read refuses it.
+func listenURIs(raw []byte) ([]listenURI, *Response) {
 	switch kindOf(raw) {
 	case kindNone:
 		return nil, nil
@@ -713,7 +730,7 @@ func listenURIs(raw []byte) ([]string, *Response) {
 	default:
 		return nil, invalidListen("params.notifications.resourceSubscriptions must be an array of URI strings, not " + kindOf(raw).String())
 	}
-	uris := []string{}
+	uris := []listenURI{}
 	for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
 		end := valueEnd(raw, i)
 		v := raw[i:end]
@@ -726,7 +743,11 @@ func listenURIs(raw []byte) ([]string, *Response) {
 		case len(uris) == maxListenURIs:
 			return nil, invalidListen("params.notifications.resourceSubscriptions lists more than " + strconv.Itoa(maxListenURIs) + " URIs")
 		}
-		uris = append(uris, u)
+		n, err := normalURI(u)
+		if err != nil {
+			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] is not a URI: " + err.Error())
+		}
+		uris = append(uris, listenURI{spelt: u, normal: n})
 		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
 			i = skipSpace(raw, i+1)
 		}

@@ -258,6 +258,24 @@ func TestListenDeliversOnlyWhatWasAskedFor(t *testing.T) {
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///b","_meta":{"io.modelcontextprotocol/subscriptionId":"u"}}}`, uris.next(t))
 }
 
+// A subscription and an update meet on the URI's normal form, the one view
+// resources/read uses (issue 17, defect 2's sibling): every spelling of a
+// URI hears its updates, told in the spelling the client subscribed with.
+func TestListenMatchesEverySpellingOfAURI(t *testing.T) {
+	t.Parallel()
+	e := newListenEnv(t, nil)
+	s := e.listen(t, "reader", `"u"`, `{"resourceSubscriptions":["docs://%70lan","DOCS://plan","docs://a%2fb"]}`)
+	assert.Equal(t, `{"resourceSubscriptions":["docs://%70lan","DOCS://plan","docs://a%2fb"]}`, gjsonNotifications(t, s.next(t)))
+	ctx := t.Context()
+	for _, uri := range []string{"docs://Plan", "docs://a/b", "Docs://pl%61n", "docs://a%2Fb"} {
+		require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourceUpdated, URI: uri, Permission: "read"}))
+	}
+	// docs://Plan is another URI (a path's case is its own) and a%2Fb is
+	// not a/b; the two spellings of docs://plan are one subscription.
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"docs://%70lan","_meta":{"io.modelcontextprotocol/subscriptionId":"u"}}}`, s.next(t))
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"docs://a%2fb","_meta":{"io.modelcontextprotocol/subscriptionId":"u"}}}`, s.next(t))
+}
+
 // gjsonNotifications returns params.notifications of an acknowledgement.
 func gjsonNotifications(t *testing.T, frame string) string {
 	t.Helper()
@@ -1036,6 +1054,8 @@ func TestListenRefusals(t *testing.T) {
 		{"uri not a string", `{"resourceSubscriptions":["file:///a",7]}`, nil, 200, -32602, "params.notifications.resourceSubscriptions[1] must be a string, not a number"},
 		{"uri too long", `{"resourceSubscriptions":["` + strings.Repeat("x", 2049) + `"]}`, nil, 200, -32602, "params.notifications.resourceSubscriptions[0] is longer than 2048 bytes"},
 		{"too many uris", `{"resourceSubscriptions":` + many + `}`, nil, 200, -32602, "lists more than 1000 URIs"},
+		{"uri with a stray percent", `{"resourceSubscriptions":["file:///a","file:///100%"]}`, nil, 200, -32602, "params.notifications.resourceSubscriptions[1] is not a URI: "},
+		{"uri with a dot segment", `{"resourceSubscriptions":["file:///a/../b"]}`, nil, 200, -32602, "params.notifications.resourceSubscriptions[0] is not a URI: its path holds a '..' segment"},
 		{"json only", `{"toolsListChanged":true}`, []string{"Accept", "application/json"}, 406, -32600, "send Accept: text/event-stream"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1089,6 +1109,7 @@ func TestPublishValidatesEvents(t *testing.T) {
 		{mcpmw.Event{Method: "notifications/progress", Permission: "read"}, "is not a change notification"},
 		{mcpmw.Event{Method: mcpmw.ToolsListChanged}, "has no Permission"},
 		{mcpmw.Event{Method: mcpmw.ResourceUpdated, Permission: "read"}, "has no URI"},
+		{mcpmw.Event{Method: mcpmw.ResourceUpdated, URI: "file:///100%", Permission: "read"}, `URI "file:///100%" has no normal form`},
 	} {
 		err := h.Publish(t.Context(), tt.ev)
 		require.Error(t, err)

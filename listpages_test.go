@@ -40,7 +40,7 @@ func TestListPagesAreEachHandlersOwn(t *testing.T) {
 	}{
 		{"tools/list", "tools", 2}, // write_it needs write
 		{"prompts/list", "prompts", 2},
-		{"resources/list", "resources", 5},
+		{"resources/list", "resources", 6},
 		{"resources/templates/list", "resourceTemplates", 1},
 	} {
 		for _, version := range allVersions {

@@ -152,20 +152,19 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 			return resp
 		}
 		for i := range entries {
-			r := &entries[i]
-			if r.Permission != "" && r.Permission != t.Permission && !c.Can(r.Permission) {
-				continue
+			if err := checkListEntry(&entries[i], t.Permission); err != nil {
+				resp := ErrorResponse(CodeInternalError, "Internal error")
+				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %v", t.URITemplate, entries[i].URI, err)
+				return resp
 			}
+		}
+		for i := range entries {
+			r := &entries[i]
 			if !p.take() {
 				if p.full() {
 					break
 				}
 				continue
-			}
-			if err := checkResource(r, false); err != nil {
-				resp := ErrorResponse(CodeInternalError, "Internal error")
-				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %v", t.URITemplate, r.URI, err)
-				return resp
 			}
 			if p.body, err = appendResourceDef(p.body, r, rev); err != nil {
 				resp := ErrorResponse(CodeInternalError, "Internal error")
@@ -175,6 +174,21 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 		}
 	}
 	return m.finish(&p, rev, resourcesCursor, "resource")
+}
+
+// checkListEntry checks a resource a template's List returned: what every
+// listed resource needs, and nothing that only a read could honour, since
+// a read of its URI is gated by the template's permission and served by
+// the template's Read (see ResourceTemplate.List).
+func checkListEntry(r *Resource, permission Permission) error {
+	switch {
+	case r.Permission != "" && r.Permission != permission:
+		return fmt.Errorf("it names the Permission %q, which a read of its URI would not check (the template's %q gates it): "+
+			"register it as a Resource with that Permission, or give it a template of its own", r.Permission, permission)
+	case r.Read != nil:
+		return errors.New("it has a Read func, which a read of its URI would not call (the template's Read serves it): leave it nil")
+	}
+	return checkResource(r, false)
 }
 
 // templatesList answers resources/templates/list: the templates the
@@ -211,21 +225,70 @@ func readURI(req *Request) (string, *Response) {
 	return uri, nil
 }
 
-// target finds the resource a resources/read names: a resource added under
-// exactly that URI, else the first template that matches it.
-func (m *resourceMethods) target(req *Request) (*Target, *Response) {
-	uri, resp := readURI(req)
+// readTarget is what the URI of a resources/read names: a direct
+// resource, or the first template the URI matches and its values.
+type readTarget struct {
+	uri  string         // a direct resource's URI as registered, else the URI read in normal form
+	res  *resourceEntry // the direct resource, or nil
+	tmpl *templateEntry // else the template
+	vars map[string]string
+}
+
+// permission is what a caller must hold to read it: the direct
+// resource's, or the template's.
+func (rt *readTarget) permission() Permission {
+	if rt.res != nil {
+		return rt.res.Permission
+	}
+	return rt.tmpl.Permission
+}
+
+// target is what the gate checks the caller against and the record
+// names.
+func (rt *readTarget) target() *Target {
+	if rt.res != nil {
+		return &rt.res.target
+	}
+	return &Target{Kind: "resource", Name: rt.uri, Permission: rt.tmpl.Permission}
+}
+
+// find finds what a resources/read names, by the normal form of its URI
+// (the one view of a URI every lookup and match shares): a resource added
+// under that URI, in any spelling, else the first template the URI
+// matches, with its values when withVars. A string with no normal form
+// is -32602.
+func (m *resourceMethods) find(req *Request, withVars bool) (readTarget, *Response) {
+	raw, resp := readURI(req)
 	if resp != nil {
-		return nil, resp
+		return readTarget{}, resp
+	}
+	uri, err := normalURI(raw)
+	if err != nil {
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.uri is not a URI: "+err.Error())
+		resp.Target = capEcho(raw)
+		return readTarget{}, resp
 	}
 	tab := m.reg.resources()
 	if e := tab.res.byKey[uri]; e != nil {
-		return &e.target, nil
+		return readTarget{uri: e.URI, res: e}, nil
 	}
-	if t := tab.matchTemplate(uri, nil); t != nil {
-		return &Target{Kind: "resource", Name: uri, Permission: t.Permission}, nil
+	var vars map[string]string
+	if withVars {
+		vars = map[string]string{}
 	}
-	return nil, resourceNotFound(req, uri)
+	if t := tab.matchTemplate(uri, vars); t != nil {
+		return readTarget{uri: uri, tmpl: t, vars: vars}, nil
+	}
+	return readTarget{}, resourceNotFound(req, uri)
+}
+
+// target finds the resource a resources/read names, for the gate.
+func (m *resourceMethods) target(req *Request) (*Target, *Response) {
+	rt, resp := m.find(req, false)
+	if resp != nil {
+		return nil, resp
+	}
+	return rt.target(), nil
 }
 
 // resourceNotFound is the answer to a read of a URI that names nothing:
@@ -249,30 +312,25 @@ func resourceNotFound(req *Request, uri string) *Response {
 // before the middleware ran; when a middleware has since pointed the
 // request elsewhere, the permission is checked again here.
 func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
-	uri, resp := readURI(req)
+	rt, resp := m.find(req, true)
 	if resp != nil {
 		return resp
-	}
-	tab := m.reg.resources()
-	e := tab.res.byKey[uri]
-	var t *templateEntry
-	var vars map[string]string
-	var target *Target
-	if e != nil {
-		target = &e.target
-	} else {
-		vars = map[string]string{}
-		if t = tab.matchTemplate(uri, vars); t == nil {
-			return resourceNotFound(req, uri)
-		}
-		target = &Target{Kind: "resource", Name: uri, Permission: t.Permission}
 	}
 	// The gate checked the permission of what the request named; a
 	// middleware may since have pointed it at a resource that needs
 	// another (or the method was called without the gate).
-	if at := admittedTarget(ctx); at == nil || at.Permission != target.Permission {
-		if !req.Caller.Can(target.Permission) {
-			return deniedResponse(target)
+	if at := admittedTarget(ctx); at == nil || at.Permission != rt.permission() {
+		if !req.Caller.Can(rt.permission()) {
+			return deniedResponse(rt.target())
+		}
+	}
+	uri := rt.uri
+	if rt.tmpl != nil {
+		if name, why := rt.tmpl.tmpl.badValue(rt.vars); name != "" {
+			resp := ErrorResponse(CodeInvalidParams, "Invalid params: the value of {"+name+"} in this URI, "+quoteEcho(rt.vars[name])+", "+why+
+				": the resource template "+strconv.Quote(rt.tmpl.URITemplate)+" does not read it")
+			resp.Target = capEcho(uri)
+			return resp
 		}
 	}
 	ctx, rnd, resp := m.asking.begin(ctx, req, uri)
@@ -281,10 +339,10 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	}
 	var contents []ResourceContents
 	var err error
-	if e != nil {
-		contents, err = e.Read(ctx, req.Caller, uri)
+	if rt.res != nil {
+		contents, err = rt.res.Read(ctx, req.Caller, uri)
 	} else {
-		contents, err = t.Read(ctx, req.Caller, uri, vars)
+		contents, err = rt.tmpl.Read(ctx, req.Caller, uri, rt.vars)
 	}
 	if ctx.Err() != nil {
 		return clientGone(ctx, capEcho(uri))
@@ -359,11 +417,15 @@ func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v 
 
 // subscribe answers a legacy resources/subscribe or unsubscribe with {}: a
 // stateless endpoint keeps no subscriptions (a 2026-07-28 client names the
-// URIs it watches on subscriptions/listen instead).
+// URIs it watches on subscriptions/listen instead). The record names the
+// URI in normal form when it has one.
 func (m *resourceMethods) subscribe(_ context.Context, req *Request) *Response {
 	uri, resp := readURI(req)
 	if resp != nil {
 		return resp
+	}
+	if n, err := normalURI(uri); err == nil {
+		uri = n
 	}
 	return &Response{Result: json.RawMessage("{}"), Target: capEcho(uri), encoded: true,
 		Summary: "accepted; a stateless endpoint keeps no subscriptions"}

@@ -13,8 +13,12 @@ import (
 // Permission sees it in resources/list and may read it (resources/read).
 type Resource struct {
 	// URI identifies the resource: an absolute URI ("notes://3",
-	// "file:///etc/motd"). Name is its short name; Title an optional
-	// display name; Description tells the model what is in it.
+	// "file:///etc/motd"). It is found by its normal form (RFC 3986
+	// §6.2.2: percent-encoding normalised, the scheme lower-cased; see
+	// uri.go), so a read of any spelling of it (notes://%33,
+	// NOTES://3) reads it, and no template can serve such a spelling
+	// instead. Name is its short name; Title an optional display name;
+	// Description tells the model what is in it.
 	URI, Name, Title, Description string
 	// MimeType is the type of its contents, when known.
 	MimeType string
@@ -27,12 +31,15 @@ type Resource struct {
 	Annotations *ContentAnnotations
 	// Permission is what a caller must be able to do (Caller.Can) to see
 	// and read the resource. It is required, as for tools. An entry a
-	// template's List returns may leave it empty: the template's applies.
-	// See Permission for what a caller without it learns.
+	// template's List returns leaves it empty (or names the template's):
+	// the template's Permission gates the read of its URI, so an entry may
+	// not name another one (see ResourceTemplate.List). See Permission for
+	// what a caller without it learns.
 	Permission Permission
-	// Read returns the contents. Required for a resource added directly;
-	// nil for the entries a template's List returns (those are read
-	// through the template). It returns:
+	// Read returns the contents of uri, the resource's URI as registered.
+	// Required for a resource added directly; nil for the entries a
+	// template's List returns (those are read through the template). It
+	// returns:
 	//   - an error wrapping ErrResourceNotFound: the not-found answer;
 	//   - an *Error: sent as that JSON-RPC error;
 	//   - any other error: -32603 "Internal error" and a log line; its
@@ -66,11 +73,35 @@ func BlobContents(uri, mimeType string, data []byte) ResourceContents {
 // A ResourceTemplate is a family of resources whose URIs follow an RFC
 // 6570 template, such as "notes://{id}": a resources/read of a URI no
 // resource was added under is read through the first template (in order
-// of registration) it matches, with the template's variables.
+// of registration) it matches, with the template's variables, and gated
+// by that template's Permission alone.
+//
+// A URI matches a template exactly when it is one of the template's
+// expansions (RFC 6570), compared in normal form (see Resource.URI): so
+// a URI the first template could have expanded to is never served by a
+// later one, however the values are split. When several splits expand to
+// the URI, the values are those with the shortest first variable, then
+// the shortest second, and so on.
 type ResourceTemplate struct {
-	// URITemplate is the template: literals and {var} (a value without
-	// '/', '?' or '#') or {+var} (any value) expressions, two variables
-	// always separated by a literal.
+	// URITemplate is the template: literals and {var} or {+var}
+	// expressions, two variables always separated by a literal.
+	//
+	// A {var} (simple expansion) spans unreserved characters and
+	// percent-encoded octets; its value, decoded, never holds '/', '?' or
+	// '#': a URI whose {var} would decode to one (file:///docs/..%2Fetc),
+	// or to NUL or invalid UTF-8, matches the template but is refused
+	// with -32602, after the permission check, and Read never sees it.
+	//
+	// A {+var} (reserved expansion) may span anything, '/' included, so
+	// its value may hold "..": a Read that maps it to a file must confine
+	// it itself (os.Root, filepath.IsLocal). Its octets are decoded but
+	// for those of reserved characters and '%', which stay encoded
+	// ("a%2Fb" stays "a%2Fb", never "a/b", which "a/b" itself expands
+	// to). A value holding NUL or invalid UTF-8 is refused as for {var}.
+	// A URI holding a "." or ".." path segment is refused before any
+	// template is tried.
+	//
+	// A variable may match nothing: its value is then "".
 	URITemplate string
 	// Name, Title, Description and MimeType describe the resources the
 	// template names, as for a Resource.
@@ -84,17 +115,25 @@ type ResourceTemplate struct {
 	// template it may not use, not whether the record exists (see
 	// Permission).
 	Permission Permission
-	// Read returns the contents of uri, whose variables are in vars
-	// (percent-decoded). Its errors are those of Resource.Read; a uri that
-	// matches but names nothing is an error wrapping ErrResourceNotFound.
-	// It is required.
+	// Read returns the contents of uri, the URI read in normal form,
+	// whose variables are in vars (decoded as URITemplate says). Its
+	// errors are those of Resource.Read; a uri that matches but names
+	// nothing is an error wrapping ErrResourceNotFound. It is required.
 	Read func(ctx context.Context, c Caller, uri string, vars map[string]string) ([]ResourceContents, error)
 	// List, optional, returns the concrete resources of this template the
 	// caller may see (e.g. the caller's tenant's records); resources/list
 	// shows them after the direct resources, for callers holding
-	// Permission. An entry's Permission may be left empty (the template's
-	// applies); one that names another permission is shown only to callers
-	// holding that one too. Its Read is not used.
+	// Permission.
+	//
+	// The list is a courtesy and the read is the gate, and a read of an
+	// entry's URI goes through the template (its Permission, its Read)
+	// without calling List, which may cost as much as the list itself. So
+	// an entry carries nothing that only a read could honour: it leaves
+	// Permission empty (or names the template's) and Read nil, and
+	// resources/list answers -32603, with a log line naming the entry,
+	// when one does not. A resource that needs its own permission is
+	// registered as a Resource, which a read of its URI finds before any
+	// template; or it gets a template of its own.
 	List func(ctx context.Context, c Caller) ([]Resource, error)
 	// Complete suggests values of a variable by name (completion/complete).
 	Complete map[string]Completer
@@ -120,6 +159,7 @@ type resourceTable struct {
 // what a resources/read of it is checked against.
 type resourceEntry struct {
 	Resource
+	norm      string // URI in normal form: the key it is found by
 	enc       [revisionCount][]byte
 	permIndex int
 	target    Target
@@ -153,7 +193,8 @@ func (r *Registry) hasResources() bool {
 }
 
 // AddResources registers resources. It panics, with a message naming the
-// resource, if a URI is not absolute or already taken, if Name,
+// resource, if a URI is not absolute, has no normal form (a stray '%', a
+// "." or ".." segment) or is already taken in another spelling, if Name,
 // Permission or Read is missing, or if its annotations cannot be encoded.
 // Watchers (subscriptions/listen) holding a permission of them are told
 // the list changed.
@@ -187,14 +228,22 @@ func (r *Registry) AddResourceTemplates(ts ...ResourceTemplate) {
 	r.changed(ResourcesListChanged, perms)
 }
 
-// RemoveResources unregisters the resources with these URIs and reports
-// how many were registered. A read already running finishes; later ones
-// are not found (or read through a template the URI matches).
+// RemoveResources unregisters the resources with these URIs (in any
+// spelling) and reports how many were registered. A read already running
+// finishes; later ones are not found (or read through a template the URI
+// matches).
 func (r *Registry) RemoveResources(uris ...string) int {
+	keys := make([]string, len(uris))
+	for i, u := range uris {
+		keys[i] = u // a URI without a normal form is no key
+		if n, err := normalURI(u); err == nil {
+			keys[i] = n
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.resources()
-	next, perms := old.res.without(uris)
+	next, perms := old.res.without(keys)
 	if len(perms) == 0 {
 		return 0
 	}
@@ -204,12 +253,17 @@ func (r *Registry) RemoveResources(uris ...string) int {
 }
 
 // RemoveResourceTemplates unregisters the templates given by their
-// URITemplate and reports how many were registered.
+// URITemplate (in any spelling of its literals) and reports how many were
+// registered.
 func (r *Registry) RemoveResourceTemplates(uriTemplates ...string) int {
+	keys := make([]string, len(uriTemplates))
+	for i, t := range uriTemplates {
+		keys[i] = templateKey(t)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.resources()
-	next, perms := old.tmpl.without(uriTemplates)
+	next, perms := old.tmpl.without(keys)
 	if len(perms) == 0 {
 		return 0
 	}
@@ -218,19 +272,23 @@ func (r *Registry) RemoveResourceTemplates(uriTemplates ...string) int {
 	return len(perms)
 }
 
-// templateByURI returns the template registered under exactly
-// uriTemplate: the target a caller's permission is checked against, and
-// its completers.
+// templateByURI returns the template registered under uriTemplate, in
+// any spelling of its literals: the target a caller's permission is
+// checked against, and its completers.
 func (r *Registry) templateByURI(uriTemplate string) (*Target, map[string]Completer, bool) {
-	e := r.resources().tmpl.byKey[uriTemplate]
+	byKey := r.resources().tmpl.byKey
+	e := byKey[uriTemplate] // a template as listed is usually its own key
+	if e == nil {
+		e = byKey[templateKey(uriTemplate)]
+	}
 	if e == nil {
 		return nil, nil, false
 	}
 	return &e.target, e.Complete, true
 }
 
-// matchTemplate returns the first template uri matches, filling vars
-// when it is not nil.
+// matchTemplate returns the first template uri, in normal form, matches,
+// filling vars when it is not nil.
 func (t *resourceTable) matchTemplate(uri string, vars map[string]string) *templateEntry {
 	for _, e := range t.tmpl.list {
 		if e.tmpl.match(uri, vars) {
@@ -248,7 +306,11 @@ func prepareResource(res Resource) *resourceEntry {
 	if res.Read == nil {
 		panic(fmt.Sprintf("mcpmw: resource %q has no Read func", res.URI))
 	}
-	e := &resourceEntry{Resource: res, target: Target{Kind: "resource", Name: res.URI, Permission: res.Permission}}
+	norm, err := normalURI(res.URI)
+	if err != nil {
+		panic(fmt.Sprintf("mcpmw: resource %q: the URI has no normal form: %v", res.URI, err))
+	}
+	e := &resourceEntry{Resource: res, norm: norm, target: Target{Kind: "resource", Name: res.URI, Permission: res.Permission}}
 	for v := range revisionCount {
 		enc, err := appendResourceDef(nil, &res, v)
 		if err != nil {
@@ -272,22 +334,6 @@ func checkResource(res *Resource, needPermission bool) error {
 		return errors.New("it has no Permission; name one that every permitted caller has")
 	}
 	return nil
-}
-
-// hasScheme reports whether uri starts with an RFC 3986 scheme and ':'.
-func hasScheme(uri string) bool {
-	for i := 0; i < len(uri); i++ {
-		c := uri[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case i > 0 && c == ':':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
 }
 
 // prepareTemplate validates t, parses its template and encodes its

@@ -62,9 +62,7 @@ func testResources() *mcpmw.Registry {
 				return []mcpmw.ResourceContents{{MimeType: "text/plain", Text: "note " + vars["id"] + " of " + tenantOf(c)}}, nil
 			},
 			List: func(_ context.Context, c mcpmw.Caller) ([]mcpmw.Resource, error) {
-				out := []mcpmw.Resource{{URI: "test://notes/1", Name: tenantOf(c) + "'s note 1"}}
-				out = append(out, mcpmw.Resource{URI: "test://notes/2", Name: "a note for writers", Permission: "write"})
-				return out, nil
+				return []mcpmw.Resource{{URI: "test://notes/1", Name: tenantOf(c) + "'s note 1"}, {URI: "test://notes/2", Name: "note 2", Permission: "read"}}, nil
 			}},
 		mcpmw.ResourceTemplate{URITemplate: "test://admin/{+path}", Name: "admin", Permission: "admin",
 			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
@@ -325,9 +323,9 @@ func TestResourcesList(t *testing.T) {
 		for _, size := range []int{1, 2, 3, 100} {
 			h, a, _ := resourceHandler(t, testResources(), &mcpmw.Options{PageSize: size})
 			uris, pages := walkList(t, h, v, "reader", "resources/list", "resources", "uri")
-			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://notes/7", "test://notes/1"}, uris,
+			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://notes/7", "test://notes/1", "test://notes/2"}, uris,
 				"%s page size %d: direct resources the reader may see, then the template's entries", v, size)
-			assert.Equal(t, (5+size-1)/size, pages)
+			assert.Equal(t, (6+size-1)/size, pages)
 			assert.Contains(t, a.records()[0].Summary, "listed ")
 			uris, _ = walkList(t, h, v, "writer", "resources/list", "resources", "uri")
 			assert.Equal(t, []string{"test://static-text", "test://motd", "test://static-binary", "test://secret", "test://notes/7", "test://notes/1", "test://notes/2"}, uris)
@@ -604,8 +602,15 @@ func TestResourceReadAsks(t *testing.T) {
 	assert.Equal(t, "complete", ans.Result["resultType"])
 	assert.Equal(t, "accept k=pin", ans.Result["contents"].([]any)[0].(map[string]any)["text"])
 
-	// The state is bound to the URI: another URI's read refuses it.
-	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"vault://other","requestState":"` + res.RequestState + `",` + allCaps + `}}`
+	// The state is bound to the URI's normal form: the same URI spelled
+	// another way resumes the round; another URI's read refuses it.
+	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"VAULT://%70in","inputResponses":{"confirm":{"action":"decline"}},"requestState":"` + res.RequestState + `",` + allCaps + `}}`
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "VAULT://%70in"))
+	ans = decode(t, w)
+	require.Nil(t, ans.Error, w.Body.String())
+	assert.Equal(t, "decline k=pin", ans.Result["contents"].([]any)[0].(map[string]any)["text"])
+	body = `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"vault://other","requestState":"` + res.RequestState + `",` + allCaps + `}}`
 	code, _, rpcErr = serveRound(t, h, req(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "vault://other"))
 	assert.Equal(t, 200, code)
 	require.NotNil(t, rpcErr)
@@ -718,4 +723,200 @@ func TestTemplateListOnlyForPermittedCallers(t *testing.T) {
 	assert.Zero(t, calls.Load(), "List is not even asked for a caller without the permission")
 	assert.Contains(t, list("writer"), "secret://1")
 	assert.Equal(t, int32(1), calls.Load())
+}
+
+// servedBy returns a template Read that says which template served the
+// read and with what values.
+func servedBy(name string) func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+	return func(_ context.Context, _ mcpmw.Caller, uri string, vars map[string]string) ([]mcpmw.ResourceContents, error) {
+		b, _ := json.Marshal(vars)
+		return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", name+" "+string(b))}, nil
+	}
+}
+
+// readText reads uri as token on version and returns the status and the
+// first content's text, or the error message.
+func readText(t *testing.T, h http.Handler, version, token, uri string) (int, string) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, readReq(version, token, uri))
+	ans := decode(t, w)
+	if ans.Error != nil {
+		return w.Code, ans.Error.Message
+	}
+	return w.Code, ans.Result["contents"].([]any)[0].(map[string]any)["text"].(string)
+}
+
+// A URI that is an expansion of a template is that template's, however
+// its values must be split to see it: repo://a/secrets/b/secrets/c is
+// repo://{+path}/secrets/{name} with path "a/secrets/b", so its
+// permission gates the read, and the catch-all registered after it never
+// serves it.
+func TestTemplateMatchFindsTheSplitThatMatches(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.AddResourceTemplates(
+		mcpmw.ResourceTemplate{URITemplate: "repo://{+path}/secrets/{name}", Name: "secret", Permission: "write", Read: servedBy("secret")},
+		mcpmw.ResourceTemplate{URITemplate: "repo://{+path}", Name: "file", Permission: "read", Read: servedBy("file")},
+	)
+	h, _, _ := resourceHandler(t, &reg, nil)
+	for _, v := range allVersions {
+		for _, uri := range []string{"repo://a/secrets/b/secrets/c", "repo://a/secrets/b", "repo:///secrets/c", "repo://x/secrets/secrets/secrets/y"} {
+			code, text := readText(t, h, v, "reader", uri)
+			assert.Equal(t, 403, code, "%s %s: %s", v, uri, text)
+		}
+		code, text := readText(t, h, v, "writer", "repo://a/secrets/b/secrets/c")
+		assert.Equal(t, 200, code)
+		assert.Equal(t, `secret {"name":"c","path":"a/secrets/b"}`, text)
+		code, text = readText(t, h, v, "reader", "repo://a/secrets/b/c")
+		assert.Equal(t, 200, code, "no split of it is the first template's")
+		assert.Equal(t, `file {"path":"a/secrets/b/c"}`, text)
+	}
+}
+
+// When several templates match a URI (here all three), the first
+// registered serves the read and its permission alone gates it, whichever
+// is the stricter.
+func TestTemplateFirstRegisteredServesAndGates(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		first, second mcpmw.Permission
+		reader        int // the reader's status
+	}{
+		{first: "write", second: "read", reader: 403},
+		{first: "read", second: "write", reader: 200},
+	} {
+		var reg mcpmw.Registry
+		reg.AddResourceTemplates(
+			mcpmw.ResourceTemplate{URITemplate: "x://{a}", Name: "first", Permission: tt.first, Read: servedBy("first")},
+			mcpmw.ResourceTemplate{URITemplate: "x://{+b}", Name: "second", Permission: tt.second, Read: servedBy("second")},
+			mcpmw.ResourceTemplate{URITemplate: "x://{c}-{+d}", Name: "third", Permission: tt.second, Read: servedBy("third")},
+		)
+		h, a, _ := resourceHandler(t, &reg, nil)
+		for _, v := range allVersions {
+			code, text := readText(t, h, v, "reader", "x://q-r")
+			assert.Equal(t, tt.reader, code, "%s, first %s: %s", v, tt.first, text)
+			rec := a.records()[len(a.records())-1]
+			if tt.reader == 403 {
+				assert.Equal(t, mcpmw.OutcomeDenied, rec.Outcome)
+				assert.Contains(t, rec.Summary, string(tt.first))
+			} else {
+				assert.Equal(t, `first {"a":"q-r"}`, text)
+			}
+			code, text = readText(t, h, v, "writer", "x://q-r")
+			assert.Equal(t, 200, code)
+			assert.Equal(t, `first {"a":"q-r"}`, text, "the first template serves it")
+			code, text = readText(t, h, v, "writer", "x://q/r")
+			assert.Equal(t, 200, code)
+			assert.Equal(t, `second {"b":"q/r"}`, text, "a URI only the second matches")
+		}
+	}
+}
+
+// A simple {var} whose value would decode to '/', '?' or '#', or any
+// value decoding to NUL or invalid UTF-8, never reaches Read: the URI is
+// the template's (a later catch-all does not get it), its permission is
+// checked first, and then the read is refused with -32602.
+func TestTemplateValueThatBreaksItsDocIsRefused(t *testing.T) {
+	t.Parallel()
+	var reads []string
+	read := func(_ context.Context, _ mcpmw.Caller, uri string, vars map[string]string) ([]mcpmw.ResourceContents, error) {
+		reads = append(reads, uri)
+		return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", "read "+vars["name"]+vars["path"])}, nil
+	}
+	var reg mcpmw.Registry
+	reg.AddResourceTemplates(
+		mcpmw.ResourceTemplate{URITemplate: "file:///srv/docs/{name}", Name: "doc", Permission: "read", Read: read},
+		mcpmw.ResourceTemplate{URITemplate: "file:///srv/private/{+path}", Name: "private", Permission: "write", Read: read},
+		mcpmw.ResourceTemplate{URITemplate: "file:///{+path}", Name: "anything", Permission: "read", Read: read},
+	)
+	h, a, _ := resourceHandler(t, &reg, nil)
+	for _, v := range allVersions {
+		for _, tt := range []struct{ uri, why string }{
+			{"file:///srv/docs/..%2F..%2Fetc%2Fpasswd", "holds a '/', '?' or '#'"},
+			{"file:///srv/docs/a%3Fb", "holds a '/', '?' or '#'"},
+			{"file:///srv/docs/a%23b", "holds a '/', '?' or '#'"},
+			{"file:///srv/docs/a%00.txt", "NUL"},
+			{"file:///srv/docs/%FF%FE", "UTF-8"},
+			{"file:///srv/x%00/y", "NUL"}, // in a reserved value too
+			{"file:///srv/x/%C3", "UTF-8"},
+		} {
+			code, msg := readText(t, h, v, "reader", tt.uri)
+			assert.Equal(t, 200, code, "%s %s", v, tt.uri)
+			assert.Contains(t, msg, "Invalid params: the value of {", tt.uri)
+			assert.Contains(t, msg, tt.why, tt.uri)
+			rec := a.records()[len(a.records())-1]
+			assert.Equal(t, mcpmw.CodeInvalidParams, rec.ErrorCode)
+		}
+		// The template's permission first: the writer-only template's URI
+		// is a 403 to the reader, never a -32602 telling what is wrong.
+		code, _ := readText(t, h, v, "reader", "file:///srv/private/a%00")
+		assert.Equal(t, 403, code)
+		code, msg := readText(t, h, v, "writer", "file:///srv/private/a%00")
+		assert.Equal(t, 200, code)
+		assert.Contains(t, msg, "NUL")
+		// A reserved value keeps what a reserved expansion keeps: '/'
+		// and an encoded '/', still encoded.
+		code, msg = readText(t, h, v, "writer", "file:///srv/private/a/b%2Fc")
+		assert.Equal(t, 200, code)
+		assert.Equal(t, "read a/b%2Fc", msg)
+		code, msg = readText(t, h, v, "reader", "file:///srv/docs/caf%C3%A9%20menu")
+		assert.Equal(t, 200, code)
+		assert.Equal(t, "read café menu", msg)
+	}
+	assert.Equal(t, []string{"file:///srv/private/a/b%2Fc", "file:///srv/docs/caf%C3%A9%20menu"}, reads[:2], "Read saw only the good values")
+	assert.Len(t, reads, 2*len(allVersions))
+}
+
+// A template's List entry cannot carry what only a read could honour:
+// the read of its URI is gated by the template's permission, so an entry
+// naming a permission of its own, or a Read of its own, is the
+// application's mistake (-32603, logged) rather than a gate that is not
+// one. The permission of its own goes on a direct resource, which gates
+// every spelling of its URI.
+func TestTemplateListEntryCannotLookLikeAGate(t *testing.T) {
+	t.Parallel()
+	noRead := func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) { return nil, nil }
+	for _, tt := range []struct {
+		name  string
+		entry mcpmw.Resource
+		log   string
+	}{
+		{"its own permission", mcpmw.Resource{URI: "reports://salaries", Name: "salaries", Permission: "hr"}, `names the Permission \"hr\", which a read of its URI would not check`},
+		{"its own Read", mcpmw.Resource{URI: "reports://salaries", Name: "salaries", Read: noRead}, "has a Read func, which a read of its URI would not call"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "reports://{name}", Name: "report", Permission: "read", Read: servedBy("report"),
+				List: func(context.Context, mcpmw.Caller) ([]mcpmw.Resource, error) {
+					return []mcpmw.Resource{{URI: "reports://q1", Name: "q1"}, tt.entry}, nil
+				}})
+			h, a, logs := resourceHandler(t, &reg, &mcpmw.Options{PageSize: 1})
+			for _, v := range allVersions {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, listReq(v, "reader", "resources/list", ""))
+				assert.Equal(t, 500, w.Code, "%s: even on a page the entry is not on", v)
+				ans := decode(t, w)
+				require.NotNil(t, ans.Error)
+				assert.Equal(t, "Internal error", ans.Error.Message)
+				assert.Equal(t, mcpmw.OutcomeError, a.records()[len(a.records())-1].Outcome)
+			}
+			assert.Contains(t, logs.String(), tt.log)
+			assert.Contains(t, logs.String(), `List returned the resource \"reports://salaries\"`)
+		})
+	}
+	// The way to give one URI of a template a permission of its own.
+	var reg mcpmw.Registry
+	reg.AddResources(mcpmw.Resource{URI: "reports://salaries", Name: "salaries", Permission: "write",
+		Read: func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
+			return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "text/plain", "the salaries")}, nil
+		}})
+	reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "reports://{name}", Name: "report", Permission: "read", Read: servedBy("report")})
+	h, _, _ := resourceHandler(t, &reg, nil)
+	for _, uri := range []string{"reports://salaries", "reports://%73alaries", "REPORTS://salarie%73"} {
+		code, text := readText(t, h, mcpmw.Version20251125, "reader", uri)
+		assert.Equal(t, 403, code, uri)
+		assert.NotContains(t, text, "the salaries")
+	}
 }

@@ -1,68 +1,98 @@
 package mcpmw
 
 import (
+	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
+	"unicode/utf8"
 )
 
 // URI templates (RFC 6570) as resource templates use them, in the two
 // forms a template can be matched against a URI by: simple string
-// expansion {var} (level 1), whose value is percent-encoded and so never
-// holds '/', '?' or '#', and reserved expansion {+var} (level 2), whose
-// value may hold any character, '/' included. A template is parsed once,
-// when it is added; matching a URI reads it once, left to right.
+// expansion {var} (level 1) and reserved expansion {+var} (level 2). A
+// template is parsed once, when it is added, its literals put in the
+// normal form URIs are compared in (uri.go).
 //
-// Matching is the inverse of expansion: a variable takes one or more
-// characters up to the leftmost place where the literal after it follows,
-// and the last literal must end the URI. The value is percent-decoded. Two
-// variables must be separated by a literal (otherwise no URI says where
-// one ends), and a variable appears once.
+// Matching is the exact inverse of expansion: a URI, in normal form,
+// matches exactly when it is an expansion of the template, that is when
+// some values of the variables expand to it. A simple expansion writes a
+// value's unreserved characters as they are and percent-encodes every
+// other byte, so its span of the URI holds unreserved characters and
+// percent-encoded octets only, never a raw reserved character ('/', '?',
+// '#', ':', '@', ...); a reserved expansion also writes the reserved
+// characters as they are and passes percent-encoded octets of the value
+// through, so its span may hold anything a normal URI holds. A variable
+// may expand to nothing (RFC 6570 expands an undefined or empty value to
+// nothing): its value is then "".
+//
+// When several bindings of the variables expand to one URI (a {+path}
+// followed by "/secrets/" meets a URI holding "/secrets/" twice; {a}-{b}
+// meets "x-y-z"), match returns the one whose first variable is the
+// shortest, then whose second is, and so on: every binding it returns
+// expands to the URI again. It finds it in time linear in the URI's
+// length times the template's, never by trying splits one after another:
+// for each variable from the last, it marks the places in the URI where
+// the rest of the template can start (dynamic programming over bit sets),
+// then walks forward through the marks.
+//
+// The values a match gives are percent-decoded, each one exactly as its
+// expansion requires: all of a simple variable's octets; those of a
+// reserved variable but for the octets of reserved characters and of
+// '%', which stay encoded (a reserved expansion of "a/b" writes "a/b", so
+// "a%2Fb" can only be the expansion of "a%2Fb" itself). Two variables
+// must be separated by a literal, and a variable appears once.
 
-// uriTemplate is a parsed RFC 6570 template: literals and variables in
-// order.
+// uriTemplate is a parsed RFC 6570 template: len(vars)+1 literals, in
+// normal form, around its variables.
 type uriTemplate struct {
 	raw   string
-	parts []templatePart
+	key   string // the template in normal form: literals normalised, expressions as written
+	lits  []string
+	vars  []templateVar
 	names []string // the variables, in order
 }
 
-// templatePart is a literal (name == "") or a variable.
-type templatePart struct {
-	lit      string
+// templateVar is one expression of a template.
+type templateVar struct {
 	name     string
 	reserved bool // {+name}: may hold reserved characters, '/' included
 }
 
 // parseURITemplate parses raw, or says what is wrong with it.
 func parseURITemplate(raw string) (*uriTemplate, error) {
-	t := &uriTemplate{raw: raw}
 	if raw == "" {
-		return nil, fmt.Errorf("the template is empty")
+		return nil, errors.New("the template is empty")
 	}
 	for i := 0; i < len(raw); i++ {
 		if c := raw[i]; c <= ' ' || c == 0x7f || strings.IndexByte(`"'<>\\^`+"`|", c) >= 0 {
 			return nil, fmt.Errorf("the character %q at offset %d may not appear in a URI template", c, i)
 		}
 	}
+	t := &uriTemplate{raw: raw}
+	var key strings.Builder
 	rest := raw
-	for rest != "" {
+	for {
 		open := strings.IndexAny(rest, "{}")
 		lit := rest
 		if open >= 0 {
 			lit = rest[:open]
 		}
-		if !validPercent(lit) {
-			return nil, fmt.Errorf("the literal %q has a '%%' that starts no pct-encoded octet (write %%25 for a '%%')", lit)
+		scheme := 0
+		if len(t.lits) == 0 {
+			scheme = schemeLen(lit)
 		}
+		norm, err := normalPercent(lit, scheme)
+		if err != nil {
+			return nil, fmt.Errorf("the literal %q: %v", lit, err)
+		}
+		t.lits = append(t.lits, norm)
+		key.WriteString(norm)
 		if open < 0 {
-			t.parts = append(t.parts, templatePart{lit: rest})
 			break
 		}
 		if rest[open] == '}' {
 			return nil, fmt.Errorf("'}' at offset %d closes no expression", len(raw)-len(rest)+open)
-		}
-		if open > 0 {
-			t.parts = append(t.parts, templatePart{lit: rest[:open]})
 		}
 		end := strings.IndexByte(rest[open:], '}')
 		if end < 0 {
@@ -70,25 +100,38 @@ func parseURITemplate(raw string) (*uriTemplate, error) {
 		}
 		expr := rest[open+1 : open+end]
 		rest = rest[open+end+1:]
-		p := templatePart{name: expr}
+		v := templateVar{name: expr}
 		if strings.HasPrefix(expr, "+") {
-			p.name, p.reserved = expr[1:], true
+			v.name, v.reserved = expr[1:], true
 		}
-		if err := checkVarName(p.name, expr); err != nil {
+		if err := checkVarName(v.name, expr); err != nil {
 			return nil, err
 		}
 		for _, n := range t.names {
-			if n == p.name {
-				return nil, fmt.Errorf("the variable %q appears twice", p.name)
+			if n == v.name {
+				return nil, fmt.Errorf("the variable %q appears twice", v.name)
 			}
 		}
-		if k := len(t.parts); k > 0 && t.parts[k-1].name != "" {
-			return nil, fmt.Errorf("the variables %q and %q must be separated by a literal", t.parts[k-1].name, p.name)
+		if k := len(t.lits); k > 1 && t.lits[k-1] == "" {
+			return nil, fmt.Errorf("the variables %q and %q must be separated by a literal", t.names[k-2], v.name)
 		}
-		t.parts = append(t.parts, p)
-		t.names = append(t.names, p.name)
+		t.vars = append(t.vars, v)
+		t.names = append(t.names, v.name)
+		key.WriteString("{" + expr + "}")
 	}
+	t.key = key.String()
 	return t, nil
+}
+
+// templateKey returns the normal form of the template raw, by which
+// templates are registered and found (a completion's ref), or raw itself
+// when it does not parse: it then names no registered template.
+func templateKey(raw string) string {
+	t, err := parseURITemplate(raw)
+	if err != nil {
+		return raw
+	}
+	return t.key
 }
 
 // checkVarName checks the name of an expression: RFC 6570 varname
@@ -115,164 +158,225 @@ func checkVarName(name, expr string) error {
 	return nil
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
-}
-
-// match reports whether uri is an expansion of t. When vars is not nil it
-// receives the variables' values, percent-decoded.
+// match reports whether uri, in normal form (normalURI), is an expansion
+// of t. When vars is not nil it receives the values of the binding
+// described above, percent-decoded.
 func (t *uriTemplate) match(uri string, vars map[string]string) bool {
-	rest := uri
-	for i, p := range t.parts {
-		if p.name == "" {
-			if !strings.HasPrefix(rest, p.lit) {
-				return false
-			}
-			rest = rest[len(p.lit):]
-			continue
-		}
-		var val string
-		switch {
-		case i+1 == len(t.parts): // the last part: the rest of the URI
-			val, rest = rest, ""
-		case i+2 == len(t.parts): // only a literal after it: it ends the URI
-			lit := t.parts[i+1].lit
-			if len(rest) <= len(lit) || !strings.HasSuffix(rest, lit) {
-				return false
-			}
-			val, rest = rest[:len(rest)-len(lit)], rest[len(rest)-len(lit):]
-		default: // the leftmost place the next literal follows a valid value
-			lit := t.parts[i+1].lit
-			n := valueSpan(rest, p.reserved)
-			bad := badPercent(rest[:n], rest)
-			at := -1
-			for from := 1; from <= bad; { // one pass: each candidate is checked in O(1)
-				j := strings.Index(rest[from:], lit)
-				if j < 0 || from+j > bad {
-					break
-				}
-				if c := from + j; rest[c-1] != '%' && (c < 2 || rest[c-2] != '%') {
-					at = c
-					break
-				}
-				from += j + 1
-			}
-			if at < 0 {
-				return false
-			}
-			val, rest = rest[:at], rest[at:]
-		}
-		if val == "" || valueSpan(val, p.reserved) != len(val) || !validPercent(val) {
+	first, last := t.lits[0], t.lits[len(t.lits)-1]
+	if len(t.vars) == 0 {
+		return uri == first
+	}
+	if len(uri) < len(first)+len(last) || !strings.HasPrefix(uri, first) || !strings.HasSuffix(uri, last) {
+		return false
+	}
+	// The literals hold whole percent-encoded octets, so the URI between
+	// them starts on an octet; spanOK checks where it ends.
+	m := uri[len(first) : len(uri)-len(last)]
+	if len(t.vars) == 1 {
+		v := t.vars[0]
+		if !spanOK(m, v.reserved) {
 			return false
 		}
 		if vars != nil {
-			vars[p.name] = percentDecode(val)
+			vars[v.name] = decodeValue(m, v.reserved)
+		}
+		return true
+	}
+	return t.matchInner(m, vars)
+}
+
+// matchInner matches m against the variables of t and the literals
+// between them (not the first and last). For each variable i but the
+// last, ends[i] marks the places e where its value may end: the literal
+// after it follows at e, and the rest of m matches the rest of the
+// template after that literal. They are found from the last variable
+// back, each from the one after it; the binding is then read forward,
+// each value ending at the first mark it can reach. Time O(len(m) ×
+// len(t.raw)); memory one bit per place and variable, on the stack for a
+// URI of a few hundred bytes.
+func (t *uriTemplate) matchInner(m string, vars map[string]string) bool {
+	n := len(t.vars)
+	words := len(m)/64 + 1 // bits 0..len(m)
+	var stack [64]uint64
+	var buf []uint64
+	if need := n * words; need <= len(stack) {
+		buf = stack[:need]
+	} else {
+		buf = make([]uint64, need)
+	}
+	ends := func(i int) bitset { return buf[i*words : (i+1)*words] }
+	if !boundary(m, len(m)) {
+		return false
+	}
+	starts := ends(n - 1) // where the last variable may start: its value is the rest of m
+	from := 0
+	if !t.vars[n-1].reserved {
+		from = lastReserved(m) + 1
+	}
+	for p := from; p <= len(m); p++ {
+		if boundary(m, p) {
+			starts.set(p)
 		}
 	}
-	return rest == ""
-}
-
-// valueSpan returns the length of the longest prefix of s a variable's
-// value can be: up to a '/', '?' or '#' for a simple variable, the whole
-// of s for a reserved one.
-func valueSpan(s string, reserved bool) int {
-	if reserved {
-		return len(s)
-	}
-	if i := strings.IndexAny(s, "/?#"); i >= 0 {
-		return i
-	}
-	return len(s)
-}
-
-// badPercent returns the offset in span, a prefix of s, of the first '%'
-// that is not followed in s by two hex digits, or len(span): no value can
-// reach past it.
-func badPercent(span, s string) int {
-	for i := 0; i < len(span); i++ {
-		if span[i] == '%' {
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return i
+	for i := n - 2; i >= 0; i-- {
+		lit, e := t.lits[i+1], ends(i)
+		for off := 0; ; {
+			j := strings.Index(m[off:], lit)
+			if j < 0 {
+				break
 			}
-			i += 2
+			at := off + j
+			if boundary(m, at) && starts.has(at+len(lit)) {
+				e.set(at)
+			}
+			off = at + 1
+		}
+		// starts becomes where variable i may start: a place p from which
+		// its value reaches a mark of e, a reserved value always, a simple
+		// one only across no raw reserved character. ends(n-1) is reused
+		// for it: the last variable's starts are read only above.
+		starts.clear()
+		next, stop := -1, len(m) // the first mark at p or after; the first raw reserved character at p or after
+		for p := len(m); p >= 0; p-- {
+			if e.has(p) {
+				next = p
+			}
+			if p < len(m) && reservedChar(m[p]) {
+				stop = p
+			}
+			if next >= 0 && (t.vars[i].reserved || next <= stop) && boundary(m, p) {
+				starts.set(p)
+			}
 		}
 	}
-	return len(span)
-}
-
-// validPercent reports whether every '%' in s starts a pct-encoded octet.
-func validPercent(s string) bool {
-	for i := strings.IndexByte(s, '%'); i >= 0; {
-		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-			return false
-		}
-		next := strings.IndexByte(s[i+3:], '%')
-		if next < 0 {
-			break
-		}
-		i += 3 + next
+	if !starts.has(0) {
+		return false
 	}
+	if vars == nil {
+		return true
+	}
+	p := 0
+	for i := 0; i < n-1; i++ {
+		e := ends(i).next(p) // reachable: starts.has(p) said so
+		vars[t.vars[i].name] = decodeValue(m[p:e], t.vars[i].reserved)
+		p = e + len(t.lits[i+1])
+	}
+	vars[t.vars[n-1].name] = decodeValue(m[p:], t.vars[n-1].reserved)
 	return true
 }
 
-// percentDecode decodes the pct-encoded octets of s, which validPercent
-// accepted.
-func percentDecode(s string) string {
+// bitset is a set of places in a URI.
+type bitset []uint64
+
+func (s bitset) set(i int)      { s[i/64] |= 1 << (i % 64) }
+func (s bitset) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
+func (s bitset) clear()         { clear(s) }
+
+// next returns the first member of s at i or after, or -1.
+func (s bitset) next(i int) int {
+	for w := i / 64; w < len(s); w++ {
+		word := s[w]
+		if w == i/64 {
+			word &^= 1<<(i%64) - 1
+		}
+		if word != 0 {
+			return w*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}
+
+// boundary reports whether a value may start or end at offset i of s, a
+// piece of a normal URI that starts on an octet: not inside a
+// percent-encoded octet.
+func boundary(s string, i int) bool {
+	return !(i >= 1 && s[i-1] == '%') && !(i >= 2 && s[i-2] == '%')
+}
+
+// lastReserved returns the offset of the last raw reserved character in
+// s, or -1.
+func lastReserved(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if reservedChar(s[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// spanOK reports whether s, a piece of a normal URI that starts on an
+// octet, is a whole value of a variable: it ends on an octet and, for a
+// simple variable, holds no raw reserved character.
+func spanOK(s string, reserved bool) bool {
+	return boundary(s, len(s)) && (reserved || lastReserved(s) < 0)
+}
+
+// decodeValue percent-decodes the value s of a variable: every octet of a
+// simple one, those of a reserved one but for reserved characters and
+// '%' (see above).
+func decodeValue(s string, reserved bool) string {
 	if strings.IndexByte(s, '%') < 0 {
 		return s
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-			continue
+			if c := unhex(s[i+1])<<4 | unhex(s[i+2]); !reserved || c != '%' && !reservedChar(c) {
+				b = append(b, c)
+				i += 2
+				continue
+			}
 		}
 		b = append(b, s[i])
 	}
 	return string(b)
 }
 
-// expand returns the URI t names with vars: each value percent-encoded,
-// but for the unreserved characters (and, in a reserved expansion, the
-// reserved ones). A '%' is always encoded, so that match gives back the
-// values exactly. A variable without a value expands to nothing.
-func (t *uriTemplate) expand(vars map[string]string) string {
-	var b strings.Builder
-	for _, p := range t.parts {
-		if p.name == "" {
-			b.WriteString(p.lit)
-			continue
-		}
-		v := vars[p.name]
-		for i := 0; i < len(v); i++ {
-			c := v[i]
-			if unreserved(c) || p.reserved && reservedChar(c) {
-				b.WriteByte(c)
-				continue
-			}
-			const hex = "0123456789ABCDEF"
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&0xf])
+// badValue returns the first value in vars that breaks what t's
+// documentation promises of its variable, and why: a simple value
+// holding '/', '?' or '#' (decoded from %2F, %3F, %23), or any value
+// holding NUL or invalid UTF-8. Such a URI does match (it is an
+// expansion of t, so no later template may serve it), but is refused.
+func (t *uriTemplate) badValue(vars map[string]string) (name, why string) {
+	for _, v := range t.vars {
+		s := vars[v.name]
+		switch {
+		case !v.reserved && strings.ContainsAny(s, "/?#"):
+			return v.name, "holds a '/', '?' or '#' (percent-encoded)"
+		case strings.IndexByte(s, 0) >= 0:
+			return v.name, "holds a NUL (%00)"
+		case !utf8.ValidString(s):
+			return v.name, "is not valid UTF-8"
 		}
 	}
-	return b.String()
+	return "", ""
 }
 
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+// expand returns the URI t names with vars (RFC 6570 §3.2.2, §3.2.3): in
+// a simple expansion each byte of a value but the unreserved ones
+// percent-encoded, in a reserved one also the reserved characters and the
+// percent-encoded octets of the value written as they are. A variable
+// without a value expands to nothing. The literals are written as the
+// template has them.
+func (t *uriTemplate) expand(vars map[string]string) string {
+	var b []byte
+	rest := t.raw
+	for _, v := range t.vars {
+		open := strings.IndexByte(rest, '{')
+		b = append(b, rest[:open]...)
+		rest = rest[open+strings.IndexByte(rest[open:], '}')+1:]
+		s := vars[v.name]
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case unreserved(c) || v.reserved && reservedChar(c):
+				b = append(b, c)
+			case v.reserved && c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+				b = append(b, s[i:i+3]...)
+				i += 2
+			default:
+				b = appendPercent(b, c)
+			}
+		}
+	}
+	return string(append(b, rest...))
 }
-
-func reservedChar(c byte) bool { return strings.IndexByte(":/?#[]@!$&'()*+,;=", c) >= 0 }

@@ -1,0 +1,183 @@
+package mcpmw
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// One view of a resource URI. A client may spell one URI several ways
+// (docs://plan, docs://%70lan, DOCS://plan, docs://pl%61n), and every
+// place that compares, looks up or matches a URI (the direct resources,
+// the templates, the permission gate, the requestState binding, the audit
+// record) compares its normal form, so that no spelling reaches another
+// entry than the one its normal form names: a direct resource shadows a
+// template for every spelling of its URI. The normal form is RFC 3986
+// §6.2.2's syntax-based normalisation:
+//
+//   - percent-encoding (§6.2.2.2): an octet of an unreserved character
+//     (ALPHA, DIGIT, '-', '.', '_', '~') is decoded, the hex digits of
+//     every other one upper-cased; a byte a URI cannot hold (a space, a
+//     control, '"', '<', '>', '\', '^', '`', '{', '|', '}', any byte
+//     from 0x80) is percent-encoded, as RFC 3987 §3.1 maps an IRI to a
+//     URI, so docs://café and docs://caf%C3%A9 are one resource;
+//   - case (§6.2.2.1): the scheme is lower-cased. The host is not: MCP
+//     URIs mostly have schemes of their own whose authority is an
+//     identifier (notes://AbC12, repo://{owner}/...), which lower-casing
+//     would change before a template's Read sees it. So docs://PLAN and
+//     docs://plan are two URIs here, and a Read whose store folds case
+//     must fold it for both, as it must for any other part of its URIs;
+//   - dot-segments (§6.2.2.3): a URI whose path holds a "." or ".."
+//     segment is refused rather than resolved. Resolving would make
+//     file:///srv/docs/a/../plan read as file:///srv/docs/plan, but a
+//     template could then no longer tell which of its expansions a URI
+//     is, and no client needs to send one.
+//
+// A '%' that starts no percent-encoded octet is refused too: such a
+// string is no URI, and guessing what it meant would give one resource
+// two names. Nothing else is normalised (no scheme-based rules, such as
+// an http default port).
+
+// normalURI returns the normal form of uri, or what keeps it from having
+// one. A URI already in normal form is returned as it is, without
+// allocating.
+func normalURI(uri string) (string, error) {
+	n, err := normalPercent(uri, schemeLen(uri))
+	if err != nil {
+		return "", err
+	}
+	if seg := dotSegment(n); seg != "" {
+		return "", errors.New("its path holds a '" + seg + "' segment: resolve it first (RFC 3986 §5.2.4)")
+	}
+	return n, nil
+}
+
+// normalPercent returns s with its first scheme bytes lower-cased and
+// its percent-encoding normalised (see normalURI), allocating only when
+// something changes.
+func normalPercent(s string, scheme int) (string, error) {
+	var b []byte // nil until the first byte that changes
+	start := func(i int) {
+		if b == nil {
+			b = make([]byte, 0, len(s)+16)
+			b = append(b, s[:i]...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case i < scheme:
+			if 'A' <= c && c <= 'Z' {
+				start(i)
+				c += 'a' - 'A'
+			}
+			if b != nil {
+				b = append(b, c)
+			}
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return "", errors.New("the '%' at offset " + strconv.Itoa(i) + " starts no percent-encoded octet (write %25 for a '%')")
+			}
+			switch o := unhex(s[i+1])<<4 | unhex(s[i+2]); {
+			case unreserved(o):
+				start(i)
+				b = append(b, o)
+			case s[i+1] >= 'a' || s[i+2] >= 'a':
+				start(i)
+				b = appendPercent(b, o)
+			case b != nil:
+				b = append(b, s[i:i+3]...)
+			}
+			i += 2
+		case unreserved(c) || reservedChar(c):
+			if b != nil {
+				b = append(b, c)
+			}
+		default:
+			start(i)
+			b = appendPercent(b, c)
+		}
+	}
+	if b == nil {
+		return s, nil
+	}
+	return string(b), nil
+}
+
+// appendPercent appends the percent-encoded octet c, hex upper-case.
+func appendPercent(b []byte, c byte) []byte {
+	const hex = "0123456789ABCDEF"
+	return append(b, '%', hex[c>>4], hex[c&0xf])
+}
+
+// schemeLen returns the length of uri's scheme, without the ':', or 0
+// when it has none (RFC 3986 §3.1).
+func schemeLen(uri string) int {
+	for i := 0; i < len(uri); i++ {
+		c := uri[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case c == ':':
+			return i // 0 at offset 0: no scheme
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// hasScheme reports whether uri starts with an RFC 3986 scheme and ':'.
+func hasScheme(uri string) bool { return schemeLen(uri) > 0 }
+
+// dotSegment returns the first "." or ".." segment of the path of u, a
+// URI in normal form (so that %2E is already '.'), or "".
+func dotSegment(u string) string {
+	if n := schemeLen(u); n > 0 {
+		u = u[n+1:]
+	}
+	if strings.HasPrefix(u, "//") { // the authority, up to the path
+		u = u[2:]
+		if i := strings.IndexAny(u, "/?#"); i >= 0 {
+			u = u[i:]
+		} else {
+			u = ""
+		}
+	}
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	for u != "" {
+		seg := u
+		if i := strings.IndexByte(u, '/'); i >= 0 {
+			seg, u = u[:i], u[i+1:]
+		} else {
+			u = ""
+		}
+		if seg == "." || seg == ".." {
+			return seg
+		}
+	}
+	return ""
+}
+
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func reservedChar(c byte) bool { return strings.IndexByte(":/?#[]@!$&'()*+,;=", c) >= 0 }
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
