@@ -3,6 +3,7 @@ package mcpmw_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -311,4 +312,19 @@ func TestNewArgsRefusesInvalidUTF8(t *testing.T) {
 	a := mcpmw.NewArgs([]byte("{\"\xcc\":1,\"\xcd\":2}"))
 	wantArgErr(t, a.Err(), "", "arguments are not valid UTF-8")
 	assert.False(t, a.Has("\uFFFD"))
+}
+
+// NewArgs of ten thousand members costs a fixed number of allocations,
+// not one per member or per doubling (the members are collected into one
+// slice of the right size: jsonwire.CollectMembers).
+func TestNewArgsOfAWideObjectAllocatesOnce(t *testing.T) {
+	// Not parallel: it counts allocations.
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 10000 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"last":0}`)
+	doc := []byte(b.String())
+	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { mcpmw.NewArgs(doc) }), 12.0, "NewArgs: the Args, a few small slices, one of the right size, the duplicate check")
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 	"github.com/mcpmw/mcpmw/internal/schemawalk"
 )
 
@@ -282,9 +283,9 @@ func prepare(t Tool) *entry {
 	}
 	in = compactSchema(t.Name, "InputSchema", in)
 	checkSchemaTypes(t.Name, "InputSchema", in)
-	var ms []member
-	ms, _ = objectMembers(in, ms)
-	if typ, _ := unquote(lookup(ms, "type")); typ != "object" {
+	var ms []jsonwire.Member
+	ms, _ = jsonwire.ObjectMembers(in, ms)
+	if typ, _ := jsonwire.Unquote(jsonwire.Lookup(ms, "type")); typ != "object" {
 		panic(fmt.Sprintf("mcpmw: tool %q: InputSchema must have \"type\": \"object\" at its root", t.Name))
 	}
 	t.InputSchema = in
@@ -294,8 +295,8 @@ func prepare(t Tool) *entry {
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
 		t.OutputSchema = compactSchema(t.Name, "OutputSchema", t.OutputSchema)
 		checkSchemaTypes(t.Name, "OutputSchema", t.OutputSchema)
-		ms, _ = objectMembers(t.OutputSchema, ms[:0])
-		typ, _ := unquote(lookup(ms, "type"))
+		ms, _ = jsonwire.ObjectMembers(t.OutputSchema, ms[:0])
+		typ, _ := jsonwire.Unquote(jsonwire.Lookup(ms, "type"))
 		outObject = typ == "object"
 	} else {
 		t.OutputSchema = nil
@@ -316,7 +317,7 @@ func compactSchema(tool, field string, raw json.RawMessage) json.RawMessage {
 	if err := json.Compact(&buf, raw); err != nil {
 		panic(fmt.Sprintf("mcpmw: tool %q: %s is not valid JSON: %v", tool, field, err))
 	}
-	if kindOf(buf.Bytes()) != kindObject {
+	if jsonwire.KindOf(buf.Bytes()) != jsonwire.KindObject {
 		panic(fmt.Sprintf("mcpmw: tool %q: %s must be a JSON object", tool, field))
 	}
 	return buf.Bytes()
@@ -343,14 +344,14 @@ func checkSchemaTypes(tool, field string, raw json.RawMessage) {
 
 func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, t.Name)
+	dst = jsonwire.AppendString(dst, t.Name)
 	if t.Title != "" {
 		dst = append(dst, `,"title":`...)
-		dst = appendString(dst, t.Title)
+		dst = jsonwire.AppendString(dst, t.Title)
 	}
 	if t.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, t.Description)
+		dst = jsonwire.AppendString(dst, t.Description)
 	}
 	if len(t.Icons) > 0 && v.icons() {
 		dst = append(dst, `,"icons":`...)
@@ -376,7 +377,7 @@ func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
 				dst = append(dst, ',')
 			}
 			sep = true
-			dst = appendString(dst, h.name)
+			dst = jsonwire.AppendString(dst, h.name)
 			if h.v == Yes {
 				dst = append(dst, ":true"...)
 			} else {

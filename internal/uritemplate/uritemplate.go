@@ -1,18 +1,11 @@
-package mcpmw
-
-import (
-	"errors"
-	"fmt"
-	"math/bits"
-	"strings"
-	"unicode/utf8"
-)
-
-// URI templates (RFC 6570) as resource templates use them, in the two
-// forms a template can be matched against a URI by: simple string
-// expansion {var} (level 1) and reserved expansion {+var} (level 2). A
-// template is parsed once, when it is added, its literals put in the
-// normal form URIs are compared in (uri.go).
+// Package uritemplate holds URI templates (RFC 6570) as MCP resource
+// templates use them, in the two forms a template can be matched against
+// a URI by: simple string expansion {var} (level 1) and reserved expansion
+// {+var} (level 2). A template is parsed once, when it is added, its
+// literals put in the normal form URIs are compared in: the percent
+// normal form of urisyntax.NormalizePercent, which the root package's
+// normal form of a URI (normalURI) is built on too. It uses nothing from
+// the root package.
 //
 // Matching is the exact inverse of expansion: a URI, in normal form,
 // matches exactly when it is an expansion of the template, that is when
@@ -28,7 +21,7 @@ import (
 //
 // When several bindings of the variables expand to one URI (a {+path}
 // followed by "/secrets/" meets a URI holding "/secrets/" twice; {a}-{b}
-// meets "x-y-z"), match returns the one whose first variable is the
+// meets "x-y-z"), Match returns the one whose first variable is the
 // shortest, then whose second is, and so on: every binding it returns
 // expands to the URI again. It finds it in time linear in the URI's
 // length times the template's, never by trying splits one after another:
@@ -42,10 +35,22 @@ import (
 // '%', which stay encoded (a reserved expansion of "a/b" writes "a/b", so
 // "a%2Fb" can only be the expansion of "a%2Fb" itself). Two variables
 // must be separated by a literal, and a variable appears once.
+package uritemplate
 
-// uriTemplate is a parsed RFC 6570 template: len(vars)+1 literals, in
-// normal form, around its variables.
-type uriTemplate struct {
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/urisyntax"
+)
+
+// Template is a parsed RFC 6570 template: len(vars)+1 literals, in
+// normal form, around its variables. It is immutable once parsed, so one
+// Template may be matched from any number of goroutines.
+type Template struct {
 	raw   string
 	key   string // the template in normal form: literals normalised, expressions as written
 	lits  []string
@@ -53,14 +58,22 @@ type uriTemplate struct {
 	names []string // the variables, in order
 }
 
+// Key returns the template in normal form (its literals normalised, its
+// expressions as written), by which templates are registered and found.
+func (t *Template) Key() string { return t.key }
+
+// Names returns the template's variables, in order. The slice is the
+// template's own: callers must not modify it.
+func (t *Template) Names() []string { return t.names }
+
 // templateVar is one expression of a template.
 type templateVar struct {
 	name     string
 	reserved bool // {+name}: may hold reserved characters, '/' included
 }
 
-// parseURITemplate parses raw, or says what is wrong with it.
-func parseURITemplate(raw string) (*uriTemplate, error) {
+// Parse parses raw, or says what is wrong with it.
+func Parse(raw string) (*Template, error) {
 	if raw == "" {
 		return nil, errors.New("the template is empty")
 	}
@@ -69,7 +82,7 @@ func parseURITemplate(raw string) (*uriTemplate, error) {
 			return nil, fmt.Errorf("the character %q at offset %d may not appear in a URI template", c, i)
 		}
 	}
-	t := &uriTemplate{raw: raw}
+	t := &Template{raw: raw}
 	var key strings.Builder
 	rest := raw
 	for {
@@ -80,9 +93,9 @@ func parseURITemplate(raw string) (*uriTemplate, error) {
 		}
 		scheme := 0
 		if len(t.lits) == 0 {
-			scheme = schemeLen(lit)
+			scheme = urisyntax.SchemeLen(lit)
 		}
-		norm, err := normalPercent(lit, scheme)
+		norm, err := urisyntax.NormalizePercent(lit, scheme)
 		if err != nil {
 			return nil, fmt.Errorf("the literal %q: %v", lit, err)
 		}
@@ -123,11 +136,12 @@ func parseURITemplate(raw string) (*uriTemplate, error) {
 	return t, nil
 }
 
-// templateKey returns the normal form of the template raw, by which
-// templates are registered and found (a completion's ref), or raw itself
-// when it does not parse: it then names no registered template.
-func templateKey(raw string) string {
-	t, err := parseURITemplate(raw)
+// Key returns the normal form of the template raw, as Template.Key does,
+// or raw itself when it does not parse: the root package finds a template
+// by it (a completion's ref, a removal), and an unparsable raw then names
+// no registered template.
+func Key(raw string) string {
+	t, err := Parse(raw)
 	if err != nil {
 		return raw
 	}
@@ -149,7 +163,7 @@ func checkVarName(name, expr string) error {
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
 		case c == '.' && i > 0 && i < len(name)-1 && name[i-1] != '.':
-		case c == '%' && i+2 < len(name) && isHex(name[i+1]) && isHex(name[i+2]):
+		case c == '%' && i+2 < len(name) && urisyntax.IsHex(name[i+1]) && urisyntax.IsHex(name[i+2]):
 			i += 2
 		default:
 			return fmt.Errorf("the variable name %q is invalid: use letters, digits, '_' and inner dots", name)
@@ -158,10 +172,12 @@ func checkVarName(name, expr string) error {
 	return nil
 }
 
-// match reports whether uri, in normal form (normalURI), is an expansion
-// of t. When vars is not nil it receives the values of the binding
-// described above, percent-decoded.
-func (t *uriTemplate) match(uri string, vars map[string]string) bool {
+// Match reports whether uri, in normal form (NormalizePercent's; the
+// root's normalURI gives it), is an expansion of t. When vars is not nil
+// it receives the values of the binding described in the package
+// documentation, percent-decoded. A URI not in normal form gets an answer
+// that means nothing, but no panic.
+func (t *Template) Match(uri string, vars map[string]string) bool {
 	first, last := t.lits[0], t.lits[len(t.lits)-1]
 	if len(t.vars) == 0 {
 		return uri == first
@@ -194,7 +210,7 @@ func (t *uriTemplate) match(uri string, vars map[string]string) bool {
 // each value ending at the first mark it can reach. Time O(len(m) ×
 // len(t.raw)); memory one bit per place and variable, on the stack for a
 // URI of a few hundred bytes.
-func (t *uriTemplate) matchInner(m string, vars map[string]string) bool {
+func (t *Template) matchInner(m string, vars map[string]string) bool {
 	n := len(t.vars)
 	words := len(m)/64 + 1 // bits 0..len(m)
 	var stack [64]uint64
@@ -241,7 +257,7 @@ func (t *uriTemplate) matchInner(m string, vars map[string]string) bool {
 			if e.has(p) {
 				next = p
 			}
-			if p < len(m) && reservedChar(m[p]) {
+			if p < len(m) && urisyntax.Reserved(m[p]) {
 				stop = p
 			}
 			if next >= 0 && (t.vars[i].reserved || next <= stop) && boundary(m, p) {
@@ -297,7 +313,7 @@ func boundary(s string, i int) bool {
 // s, or -1.
 func lastReserved(s string) int {
 	for i := len(s) - 1; i >= 0; i-- {
-		if reservedChar(s[i]) {
+		if urisyntax.Reserved(s[i]) {
 			return i
 		}
 	}
@@ -321,7 +337,7 @@ func decodeValue(s string, reserved bool) string {
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' {
-			if c := unhex(s[i+1])<<4 | unhex(s[i+2]); !reserved || c != '%' && !reservedChar(c) {
+			if c := urisyntax.Unhex(s[i+1])<<4 | urisyntax.Unhex(s[i+2]); !reserved || c != '%' && !urisyntax.Reserved(c) {
 				b = append(b, c)
 				i += 2
 				continue
@@ -332,12 +348,13 @@ func decodeValue(s string, reserved bool) string {
 	return string(b)
 }
 
-// badValue returns the first value in vars that breaks what t's
-// documentation promises of its variable, and why: a simple value
+// BadValue returns the first value in vars (a binding Match gave) that
+// breaks what the root package promises a template's Read of its
+// variables (ResourceTemplate's doc), and why: a simple value
 // holding '/', '?' or '#' (decoded from %2F, %3F, %23), or any value
 // holding NUL or invalid UTF-8. Such a URI does match (it is an
 // expansion of t, so no later template may serve it), but is refused.
-func (t *uriTemplate) badValue(vars map[string]string) (name, why string) {
+func (t *Template) BadValue(vars map[string]string) (name, why string) {
 	for _, v := range t.vars {
 		s := vars[v.name]
 		switch {
@@ -352,13 +369,13 @@ func (t *uriTemplate) badValue(vars map[string]string) (name, why string) {
 	return "", ""
 }
 
-// expand returns the URI t names with vars (RFC 6570 §3.2.2, §3.2.3): in
+// Expand returns the URI t names with vars (RFC 6570 §3.2.2, §3.2.3): in
 // a simple expansion each byte of a value but the unreserved ones
 // percent-encoded, in a reserved one also the reserved characters and the
 // percent-encoded octets of the value written as they are. A variable
 // without a value expands to nothing. The literals are written as the
 // template has them.
-func (t *uriTemplate) expand(vars map[string]string) string {
+func (t *Template) Expand(vars map[string]string) string {
 	var b []byte
 	rest := t.raw
 	for _, v := range t.vars {
@@ -368,13 +385,13 @@ func (t *uriTemplate) expand(vars map[string]string) string {
 		s := vars[v.name]
 		for i := 0; i < len(s); i++ {
 			switch c := s[i]; {
-			case unreserved(c) || v.reserved && reservedChar(c):
+			case urisyntax.Unreserved(c) || v.reserved && urisyntax.Reserved(c):
 				b = append(b, c)
-			case v.reserved && c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			case v.reserved && c == '%' && i+2 < len(s) && urisyntax.IsHex(s[i+1]) && urisyntax.IsHex(s[i+2]):
 				b = append(b, s[i:i+3]...)
 				i += 2
 			default:
-				b = appendPercent(b, c)
+				b = urisyntax.AppendPercent(b, c)
 			}
 		}
 	}
