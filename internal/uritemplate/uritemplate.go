@@ -77,10 +77,8 @@ func Parse(raw string) (*Template, error) {
 	if raw == "" {
 		return nil, errors.New("the template is empty")
 	}
-	for i := 0; i < len(raw); i++ {
-		if c := raw[i]; c <= ' ' || c == 0x7f || strings.IndexByte(`"'<>\\^`+"`|", c) >= 0 {
-			return nil, fmt.Errorf("the character %q at offset %d may not appear in a URI template", c, i)
-		}
+	if err := checkChars(raw); err != nil {
+		return nil, err
 	}
 	t := &Template{raw: raw}
 	var key strings.Builder
@@ -91,15 +89,10 @@ func Parse(raw string) (*Template, error) {
 		if open >= 0 {
 			lit = rest[:open]
 		}
-		scheme := 0
-		if len(t.lits) == 0 {
-			scheme = urisyntax.SchemeLen(lit)
-		}
-		norm, err := urisyntax.NormalizePercent(lit, scheme)
+		norm, err := t.addLiteral(lit)
 		if err != nil {
-			return nil, fmt.Errorf("the literal %q: %v", lit, err)
+			return nil, err
 		}
-		t.lits = append(t.lits, norm)
 		key.WriteString(norm)
 		if open < 0 {
 			break
@@ -113,27 +106,63 @@ func Parse(raw string) (*Template, error) {
 		}
 		expr := rest[open+1 : open+end]
 		rest = rest[open+end+1:]
-		v := templateVar{name: expr}
-		if strings.HasPrefix(expr, "+") {
-			v.name, v.reserved = expr[1:], true
-		}
-		if err := checkVarName(v.name, expr); err != nil {
+		if err := t.addVar(expr); err != nil {
 			return nil, err
 		}
-		for _, n := range t.names {
-			if n == v.name {
-				return nil, fmt.Errorf("the variable %q appears twice", v.name)
-			}
-		}
-		if k := len(t.lits); k > 1 && t.lits[k-1] == "" {
-			return nil, fmt.Errorf("the variables %q and %q must be separated by a literal", t.names[k-2], v.name)
-		}
-		t.vars = append(t.vars, v)
-		t.names = append(t.names, v.name)
 		key.WriteString("{" + expr + "}")
 	}
 	t.key = key.String()
 	return t, nil
+}
+
+// checkChars refuses a byte no URI template holds, literal or expression
+// (RFC 6570 §2.1).
+func checkChars(raw string) error {
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= ' ' || c == 0x7f || strings.IndexByte(`"'<>\\^`+"`|", c) >= 0 {
+			return fmt.Errorf("the character %q at offset %d may not appear in a URI template", c, i)
+		}
+	}
+	return nil
+}
+
+// addLiteral appends the literal lit to t in normal form, the scheme of
+// the first one lower-cased, and returns that form.
+func (t *Template) addLiteral(lit string) (string, error) {
+	scheme := 0
+	if len(t.lits) == 0 {
+		scheme = urisyntax.SchemeLen(lit)
+	}
+	norm, err := urisyntax.NormalizePercent(lit, scheme)
+	if err != nil {
+		return "", fmt.Errorf("the literal %q: %v", lit, err)
+	}
+	t.lits = append(t.lits, norm)
+	return norm, nil
+}
+
+// addVar appends the variable of the expression expr (the text between
+// its braces) to t: a level 1 or 2 expression, of a variable not seen
+// before, after a literal that is not empty unless it is the first.
+func (t *Template) addVar(expr string) error {
+	v := templateVar{name: expr}
+	if strings.HasPrefix(expr, "+") {
+		v.name, v.reserved = expr[1:], true
+	}
+	if err := checkVarName(v.name, expr); err != nil {
+		return err
+	}
+	for _, n := range t.names {
+		if n == v.name {
+			return fmt.Errorf("the variable %q appears twice", v.name)
+		}
+	}
+	if k := len(t.lits); k > 1 && t.lits[k-1] == "" {
+		return fmt.Errorf("the variables %q and %q must be separated by a literal", t.names[k-2], v.name)
+	}
+	t.vars = append(t.vars, v)
+	t.names = append(t.names, v.name)
+	return nil
 }
 
 // Key returns the normal form of the template raw, as Template.Key does,
@@ -150,7 +179,10 @@ func Key(raw string) string {
 
 // checkVarName checks the name of an expression: RFC 6570 varname
 // (ALPHA / DIGIT / "_" / pct-encoded, dots between), without the
-// operators and modifiers of levels 3 and 4.
+// operators and modifiers of levels 3 and 4. It stays whole (its
+// cyclomatic count is the character switch's): the switch is the ABNF's
+// varname rule case for case, each case's condition saying where in the
+// name its character may stand, and read beside the RFC it reads best so.
 func checkVarName(name, expr string) error {
 	if name == "" {
 		return fmt.Errorf("the expression {%s} names no variable", expr)
@@ -212,21 +244,49 @@ func (t *Template) Match(uri string, vars map[string]string) bool {
 // URI of a few hundred bytes.
 func (t *Template) matchInner(m string, vars map[string]string) bool {
 	n := len(t.vars)
-	words := len(m)/64 + 1 // bits 0..len(m)
 	var stack [64]uint64
-	var buf []uint64
-	if need := n * words; need <= len(stack) {
-		buf = stack[:need]
+	ends := marks{words: len(m)/64 + 1} // bits 0..len(m)
+	if need := n * ends.words; need <= len(stack) {
+		ends.buf = stack[:need]
 	} else {
-		buf = make([]uint64, need)
+		ends.buf = make([]uint64, need)
 	}
-	ends := func(i int) bitset { return buf[i*words : (i+1)*words] }
 	if !boundary(m, len(m)) {
 		return false
 	}
-	starts := ends(n - 1) // where the last variable may start: its value is the rest of m
+	starts := ends.of(n - 1) // where the last variable may start: its value is the rest of m
+	t.markLastStarts(m, starts)
+	for i := n - 2; i >= 0; i-- {
+		t.markEnds(m, i, starts, ends.of(i))
+		// starts becomes where variable i may start. ends.of(n-1) is
+		// reused for it: the last variable's starts are read only above.
+		t.markStarts(m, i, ends.of(i), starts)
+	}
+	if !starts.has(0) {
+		return false
+	}
+	if vars != nil {
+		t.bind(m, ends, vars)
+	}
+	return true
+}
+
+// marks holds a bitset of places in m for each variable, words words
+// each, in one buffer.
+type marks struct {
+	buf   []uint64
+	words int
+}
+
+// of returns the bitset of variable i.
+func (k marks) of(i int) bitset { return k.buf[i*k.words : (i+1)*k.words] }
+
+// markLastStarts marks in starts the places where the last variable may
+// start: its value is the rest of m, which a simple one may hold only
+// after the last raw reserved character.
+func (t *Template) markLastStarts(m string, starts bitset) {
 	from := 0
-	if !t.vars[n-1].reserved {
+	if !t.vars[len(t.vars)-1].reserved {
 		from = lastReserved(m) + 1
 	}
 	for p := from; p <= len(m); p++ {
@@ -234,51 +294,55 @@ func (t *Template) matchInner(m string, vars map[string]string) bool {
 			starts.set(p)
 		}
 	}
-	for i := n - 2; i >= 0; i-- {
-		lit, e := t.lits[i+1], ends(i)
-		for off := 0; ; {
-			j := strings.Index(m[off:], lit)
-			if j < 0 {
-				break
-			}
-			at := off + j
-			if boundary(m, at) && starts.has(at+len(lit)) {
-				e.set(at)
-			}
-			off = at + 1
+}
+
+// markEnds marks in e the places where variable i's value may end: the
+// literal after it follows, and the rest of the template may start after
+// that literal (a mark of starts, variable i+1's).
+func (t *Template) markEnds(m string, i int, starts, e bitset) {
+	lit := t.lits[i+1]
+	for off := 0; ; {
+		j := strings.Index(m[off:], lit)
+		if j < 0 {
+			break
 		}
-		// starts becomes where variable i may start: a place p from which
-		// its value reaches a mark of e, a reserved value always, a simple
-		// one only across no raw reserved character. ends(n-1) is reused
-		// for it: the last variable's starts are read only above.
-		starts.clear()
-		next, stop := -1, len(m) // the first mark at p or after; the first raw reserved character at p or after
-		for p := len(m); p >= 0; p-- {
-			if e.has(p) {
-				next = p
-			}
-			if p < len(m) && urisyntax.Reserved(m[p]) {
-				stop = p
-			}
-			if next >= 0 && (t.vars[i].reserved || next <= stop) && boundary(m, p) {
-				starts.set(p)
-			}
+		at := off + j
+		if boundary(m, at) && starts.has(at+len(lit)) {
+			e.set(at)
+		}
+		off = at + 1
+	}
+}
+
+// markStarts sets starts to the places where variable i may start: a
+// place p from which its value reaches a mark of e, a reserved value
+// always, a simple one only across no raw reserved character.
+func (t *Template) markStarts(m string, i int, e, starts bitset) {
+	starts.clear()
+	next, stop := -1, len(m) // the first mark at p or after; the first raw reserved character at p or after
+	for p := len(m); p >= 0; p-- {
+		if e.has(p) {
+			next = p
+		}
+		if p < len(m) && urisyntax.Reserved(m[p]) {
+			stop = p
+		}
+		if next >= 0 && (t.vars[i].reserved || next <= stop) && boundary(m, p) {
+			starts.set(p)
 		}
 	}
-	if !starts.has(0) {
-		return false
-	}
-	if vars == nil {
-		return true
-	}
-	p := 0
+}
+
+// bind reads the binding forward, each value ending at the first mark of
+// ends it can reach, and puts the values, decoded, in vars.
+func (t *Template) bind(m string, ends marks, vars map[string]string) {
+	n, p := len(t.vars), 0
 	for i := 0; i < n-1; i++ {
-		e := ends(i).next(p) // reachable: starts.has(p) said so
+		e := ends.of(i).next(p) // reachable: starts.has(p) said so
 		vars[t.vars[i].name] = decodeValue(m[p:e], t.vars[i].reserved)
 		p = e + len(t.lits[i+1])
 	}
 	vars[t.vars[n-1].name] = decodeValue(m[p:], t.vars[n-1].reserved)
-	return true
 }
 
 // bitset is a set of places in a URI.
