@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A tool sometimes needs one more thing before it acts: a confirmation, a
@@ -53,11 +55,11 @@ type InputRequest struct {
 // number, integer, boolean and enum properties). A schema that is not a
 // JSON object makes Ask return an error.
 func ElicitForm(message string, schema json.RawMessage) InputRequest {
-	if kindOf(schema) != kindObject {
+	if jsonwire.KindOf(schema) != jsonwire.KindObject {
 		return InputRequest{Method: "elicitation/create", capability: "elicitation.form"} // no params: Ask refuses it
 	}
 	p := append(make([]byte, 0, 48+len(message)+len(schema)), `{"mode":"form","message":`...)
-	p = appendString(p, message)
+	p = jsonwire.AppendString(p, message)
 	p = append(p, `,"requestedSchema":`...)
 	p = append(p, schema...)
 	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.form"}
@@ -67,11 +69,11 @@ func ElicitForm(message string, schema json.RawMessage) InputRequest {
 // tell when done; id names the elicitation.
 func ElicitURL(message, url, id string) InputRequest {
 	p := append(make([]byte, 0, 64+len(message)+len(url)+len(id)), `{"mode":"url","message":`...)
-	p = appendString(p, message)
+	p = jsonwire.AppendString(p, message)
 	p = append(p, `,"url":`...)
-	p = appendString(p, url)
+	p = jsonwire.AppendString(p, url)
 	p = append(p, `,"elicitationId":`...)
-	p = appendString(p, id)
+	p = jsonwire.AppendString(p, id)
 	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.url"}
 }
 
@@ -79,7 +81,7 @@ func ElicitURL(message, url, id string) InputRequest {
 // most maxTokens tokens.
 func Sample(prompt string, maxTokens int) InputRequest {
 	p := append(make([]byte, 0, 96+len(prompt)), `{"messages":[{"role":"user","content":{"type":"text","text":`...)
-	p = appendString(p, prompt)
+	p = jsonwire.AppendString(p, prompt)
 	p = append(p, `}}],"maxTokens":`...)
 	p = strconv.AppendInt(p, int64(maxTokens), 10)
 	return InputRequest{Method: "sampling/createMessage", Params: append(p, '}'), capability: "sampling"}
@@ -159,7 +161,7 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		return nil, errors.New("mcpmw: Ask outside a tools/call, prompts/get or resources/read")
 	case key == "":
 		return nil, errors.New("mcpmw: Ask needs a key")
-	case kindOf(req.Params) != kindObject || !json.Valid(req.Params):
+	case jsonwire.KindOf(req.Params) != jsonwire.KindObject || !json.Valid(req.Params):
 		// Checked here, before the params reach an answer or a stream that
 		// copies them verbatim: one check for the builders and hand-made
 		// InputRequests alike.
@@ -168,7 +170,7 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		return r.askOverStream(ctx, key, req)
 	}
 	if ans, ok := r.answers[key]; ok {
-		if kindOf(ans) != kindObject {
+		if jsonwire.KindOf(ans) != jsonwire.KindObject {
 			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: inputResponses." + capEcho(key) + " must be an object, the client's result for " + req.Method}
 		}
 		return ans, nil
@@ -297,17 +299,17 @@ func readRound(req *Request, ring *KeyRing, target string) (round, *Response) {
 	if r.revision.asksOnStream() { // no inputResponses, no requestState
 		return r, nil
 	}
-	if raw := req.Param("inputResponses"); kindOf(raw) == kindObject {
+	if raw := req.Param("inputResponses"); jsonwire.KindOf(raw) == jsonwire.KindObject {
 		var answers map[string]json.RawMessage // declared here: only a retry pays for it
 		if err := json.Unmarshal(raw, &answers); err != nil {
 			return r, ErrorResponse(CodeInvalidParams, "Invalid params: inputResponses must be an object")
 		}
 		r.answers = answers
 	}
-	switch raw := req.Param("requestState"); kindOf(raw) {
-	case kindNone, kindNull:
-	case kindString:
-		s, _ := unquote(raw)
+	switch raw := req.Param("requestState"); jsonwire.KindOf(raw) {
+	case jsonwire.KindNone, jsonwire.KindNull:
+	case jsonwire.KindString:
+		s, _ := jsonwire.Unquote(raw)
 		b := roundBinding(req, target)
 		state, err := ring.open(&b, s, time.Now())
 		if err != nil {
@@ -348,9 +350,9 @@ func (r *round) inputRequired(req *Request, ring *KeyRing, target string, server
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = jsonwire.AppendString(dst, k)
 		dst = append(dst, `:{"method":`...)
-		dst = appendString(dst, r.asked[k].Method)
+		dst = jsonwire.AppendString(dst, r.asked[k].Method)
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, r.asked[k].Params...)
 		dst = append(dst, '}')
@@ -363,7 +365,7 @@ func (r *round) inputRequired(req *Request, ring *KeyRing, target string, server
 			return nil, err
 		}
 		dst = append(dst, `,"requestState":`...)
-		dst = appendString(dst, sealed)
+		dst = jsonwire.AppendString(dst, sealed)
 	}
 	dst = append(dst, ',')
 	dst = append(dst, serverMeta...)

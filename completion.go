@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strconv"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A Completer suggests values for one argument of a prompt or one
@@ -70,25 +72,25 @@ func (m *completionMethods) target(req *Request) (*Target, *Response) {
 // find reads params.ref and looks up what it names.
 func (m *completionMethods) find(req *Request) (completionRef, *Response) {
 	raw := req.Param("ref")
-	var ms [4]member
-	members, ok := objectMembers(raw, ms[:0]) // not ok: absent, or not an object
+	var ms [4]jsonwire.Member
+	members, ok := jsonwire.ObjectMembers(raw, ms[:0]) // not ok: absent, or not an object
 	if !ok {
 		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.ref, {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
 	}
-	typ, _ := unquote(lookup(members, "type"))
+	typ, _ := jsonwire.Unquote(jsonwire.Lookup(members, "type"))
 	var ref completionRef
 	var name, field string
 	var found bool
 	switch typ {
 	case "ref/prompt":
 		field = "name"
-		name, ok = unquote(lookup(members, field))
+		name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field))
 		if ok {
 			ref.target, ref.completers, found = m.reg.promptByName(name)
 		}
 	case "ref/resource":
 		field = "uri"
-		name, ok = unquote(lookup(members, field))
+		name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field))
 		if ok {
 			ref.target, ref.completers, found = m.reg.templateByURI(name)
 		}
@@ -148,37 +150,37 @@ func (m *completionMethods) complete(ctx context.Context, req *Request) *Respons
 
 // completionRequest reads params.argument and params.context.arguments.
 func completionRequest(req *Request) (CompletionRequest, *Response) {
-	var ms [4]member
+	var ms [4]jsonwire.Member
 	raw := req.Param("argument")
-	members, ok := objectMembers(raw, ms[:0]) // not ok: absent, or not an object
+	members, ok := jsonwire.ObjectMembers(raw, ms[:0]) // not ok: absent, or not an object
 	if !ok {
 		return CompletionRequest{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.argument, {"name":...,"value":...}`)
 	}
 	var c CompletionRequest
-	if c.Argument, ok = unquote(lookup(members, "name")); !ok {
+	if c.Argument, ok = jsonwire.Unquote(jsonwire.Lookup(members, "name")); !ok {
 		return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.argument.name must be a string")
 	}
-	if c.Value, ok = unquote(lookup(members, "value")); !ok {
+	if c.Value, ok = jsonwire.Unquote(jsonwire.Lookup(members, "value")); !ok {
 		return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.argument.value must be a string")
 	}
-	switch ctxRaw := req.Param("context"); kindOf(ctxRaw) {
-	case kindNone, kindNull:
+	switch ctxRaw := req.Param("context"); jsonwire.KindOf(ctxRaw) {
+	case jsonwire.KindNone, jsonwire.KindNull:
 		return c, nil
-	case kindObject:
-		cm, _ := objectMembers(ctxRaw, ms[:0])
-		args := lookup(cm, "arguments")
-		switch kindOf(args) {
-		case kindNone, kindNull:
+	case jsonwire.KindObject:
+		cm, _ := jsonwire.ObjectMembers(ctxRaw, ms[:0])
+		args := jsonwire.Lookup(cm, "arguments")
+		switch jsonwire.KindOf(args) {
+		case jsonwire.KindNone, jsonwire.KindNull:
 			return c, nil
-		case kindObject:
+		case jsonwire.KindObject:
 		default:
 			return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.context.arguments must be an object of strings")
 		}
-		am, _ := objectMembers(args, nil)
+		am, _ := jsonwire.ObjectMembers(args, nil)
 		c.Context = make(map[string]string, len(am))
 		for _, a := range am {
-			k := a.keyString()
-			v, ok := unquote(a.val)
+			k := a.Name()
+			v, ok := jsonwire.Unquote(a.Value)
 			if !ok {
 				return c, ErrorResponse(CodeInvalidParams, "Invalid params: params.context.arguments."+capEcho(k)+" must be a string")
 			}
@@ -207,7 +209,7 @@ func appendCompletion(dst []byte, c *Completion, rev revision, serverMeta []byte
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, v)
+		dst = jsonwire.AppendString(dst, v)
 	}
 	dst = append(dst, ']')
 	if c.Total > 0 {

@@ -45,7 +45,7 @@ func TestDispatcherMiddleware(t *testing.T) {
 		}
 	}
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	a := &spy{}
 	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{
 		Methods:    []mcpmw.Method{listResources},
@@ -217,7 +217,7 @@ func TestRequestAccessors(t *testing.T) {
 func TestMiddlewareRewritingParamsTakesEffect(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	forceMessage := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
 		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
 			if req.Method == "tools/call" {
@@ -311,7 +311,7 @@ func TestHandBuiltAndParsedRequestsAgree(t *testing.T) {
 		})
 	}
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{capture}})
 	for _, r := range []*http.Request{
 		modern("1", "tools/call", `"name":"echo","arguments":{"message":"hi"},"cursor":"c\u0061","n":2`),
@@ -386,7 +386,7 @@ func TestToolsCallWithoutAdmissionIsGated(t *testing.T) {
 	var next mcpmw.Dispatcher
 	capture := func(n mcpmw.Dispatcher) mcpmw.Dispatcher { next = n; return n }
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{capture}})
 	call := func(c mcpmw.Caller, tool string) *mcpmw.Response {
 		return next.Dispatch(context.Background(), &mcpmw.Request{ID: json.RawMessage(`1`), Method: "tools/call",
@@ -407,7 +407,7 @@ func TestToolsCallWithoutAdmissionIsGated(t *testing.T) {
 func TestEveryTargetIsGatedAgainAfterARewrite(t *testing.T) {
 	t.Parallel()
 	reg := testResources()
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	reg.AddPrompts(testPrompts()...)
 	for _, tc := range []struct {
 		method, params, from, to string

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // exchange is one request on its way through ServeHTTP: what each stage
@@ -66,7 +68,7 @@ func (h *Handler) answerTo(req *Request, resp *Response) answer {
 		}
 	case resp.Outcome == OutcomeDenied && resp.Error != nil:
 		a.status, a.header = http.StatusForbidden, http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope"`}}
-	case resp.Error == nil && !resp.encoded && (kindOf(resp.Result) != kindObject || !json.Valid(resp.Result)):
+	case resp.Error == nil && !resp.encoded && (jsonwire.KindOf(resp.Result) != jsonwire.KindObject || !json.Valid(resp.Result)):
 		a.resp = &Response{Error: &Error{Code: CodeInternalError, Message: "Internal error"}, Target: resp.Target,
 			Cause: fmt.Errorf("the Response to %q has a Result that is not a JSON object", req.Method)}
 	case resp.Error == nil && req.Method == "initialize" && h.sessionIDs:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // On the legacy revisions a client cancels a call by POSTing
@@ -95,7 +97,7 @@ func (f *inflight) remove(key flightKey, fl *flight) {
 // named request id whose caller has the same CallerID as the notification's.
 func (f *inflight) cancel(_ context.Context, req *Request) *Response {
 	id := req.Param("requestId")
-	if k := kindOf(id); k != kindString && k != kindNumber {
+	if k := jsonwire.KindOf(id); k != jsonwire.KindString && k != jsonwire.KindNumber {
 		return accepted("cancellation without a requestId")
 	}
 	who := callerID(req.Caller)
@@ -112,7 +114,7 @@ func (f *inflight) cancel(_ context.Context, req *Request) *Response {
 // same id share: a string by its decoded value ("a" and "\u0061" are one
 // id), a number by its text, each tagged so that "1" and 1 stay apart.
 func requestKey(id []byte) string {
-	if s, ok := unquote(id); ok {
+	if s, ok := jsonwire.Unquote(id); ok {
 		return "s" + s
 	}
 	return "n" + string(id)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // On the legacy revisions (2025-11-25, 2025-06-18) a tool asks its client
@@ -140,7 +142,7 @@ func (r *round) askOverStream(ctx context.Context, key string, req InputRequest)
 	msg := append(make([]byte, 0, 64+len(id)+len(req.Method)+len(params)), `{"jsonrpc":"2.0","id":"`...)
 	msg = append(msg, id...)
 	msg = append(msg, `","method":`...)
-	msg = appendString(msg, req.Method)
+	msg = jsonwire.AppendString(msg, req.Method)
 	msg = append(msg, `,"params":`...)
 	msg = append(msg, params...)
 	msg = append(msg, '}')
@@ -179,7 +181,7 @@ func legacyParams(req InputRequest, v revision) (json.RawMessage, error) {
 		return nil, fmt.Errorf("mcpmw: elicitation params: %w", err)
 	}
 	if mode, ok := p["mode"]; ok {
-		if s, _ := unquote(mode); s != "form" {
+		if s, _ := jsonwire.Unquote(mode); s != "form" {
 			return nil, &AskError{Method: req.Method, Message: "2025-06-18 clients know form elicitation only, not " + capEcho(string(mode))}
 		}
 		delete(p, "mode")
@@ -198,17 +200,17 @@ func legacyParams(req InputRequest, v revision) (json.RawMessage, error) {
 func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
 	a := clientAnswer{result: env.result}
 	both := env.result != nil && env.rpcError != nil
-	switch ptr, dup := duplicatePointer(env.result); {
+	switch ptr, dup := jsonwire.DuplicatePointer(env.result); {
 	case both:
 		a.err = &AskError{Message: "its answer carries both a result and an error, which JSON-RPC forbids"}
 	case env.result == nil:
 		a.err = clientError(env.rpcError)
-	case kindOf(env.result) != kindObject:
+	case jsonwire.KindOf(env.result) != jsonwire.KindObject:
 		a.err = &AskError{Message: "its result is not a JSON object"}
 	case dup: // one reading for every decoder the tool may use, as for params
 		a.err = &AskError{Message: "its result has the member " + quoteEcho(ptr) + " more than once"}
 	}
-	id, ok := unquote(env.id)
+	id, ok := jsonwire.Unquote(env.id)
 	delivered := ok && h.asks.deliver(id, callerID(caller), a)
 	switch {
 	case both:

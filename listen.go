@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // subscriptions/listen (2026-07-28): a POST whose answer is a long-lived
@@ -629,12 +631,12 @@ func appendSubscriptionMeta(dst, id []byte) []byte {
 func (l *listener) appendNotification(dst, id []byte, p int) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
 	if p < len(listChanged) {
-		dst = appendString(dst, listChanged[p].method)
+		dst = jsonwire.AppendString(dst, listChanged[p].method)
 		dst = append(dst, `,"params":{`...)
 	} else {
-		dst = appendString(dst, ResourceUpdated)
+		dst = jsonwire.AppendString(dst, ResourceUpdated)
 		dst = append(dst, `,"params":{"uri":`...)
-		dst = appendString(dst, l.names[p-len(listChanged)])
+		dst = jsonwire.AppendString(dst, l.names[p-len(listChanged)])
 		dst = append(dst, ',')
 	}
 	dst = appendSubscriptionMeta(dst, id)
@@ -659,25 +661,25 @@ var listenFlags = [...]struct {
 // is checked against the caller when it is delivered.
 func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 	raw := req.Param("notifications")
-	switch kindOf(raw) {
-	case kindObject:
-	case kindNone:
+	switch jsonwire.KindOf(raw) {
+	case jsonwire.KindObject:
+	case jsonwire.KindNone:
 		return nil, nil, "", invalidListen(`params.notifications is required: an object naming what to listen to, e.g. {"toolsListChanged":true}`)
 	default:
-		return nil, nil, "", invalidListen("params.notifications must be an object, not " + kindOf(raw).String())
+		return nil, nil, "", invalidListen("params.notifications must be an object, not " + jsonwire.KindOf(raw).String())
 	}
-	members, _ := objectMembers(raw, nil)
+	members, _ := jsonwire.ObjectMembers(raw, nil)
 	var kinds eventKinds
 	honoured := append(make([]byte, 0, 96), '{')
 	var names []string
 	for _, f := range listenFlags {
-		v := lookup(members, f.name)
-		switch kindOf(v) {
-		case kindNone:
+		v := jsonwire.Lookup(members, f.name)
+		switch jsonwire.KindOf(v) {
+		case jsonwire.KindNone:
 			continue
-		case kindBool:
+		case jsonwire.KindBool:
 		default:
-			return nil, nil, "", invalidListen("params.notifications." + f.name + " must be a boolean, not " + kindOf(v).String())
+			return nil, nil, "", invalidListen("params.notifications." + f.name + " must be a boolean, not " + jsonwire.KindOf(v).String())
 		}
 		if v[0] != 't' || l.served&f.kind == 0 {
 			continue // not asked for, or not served: left out of the acknowledgement
@@ -687,9 +689,9 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 		if len(honoured) > 1 {
 			honoured = append(honoured, ',')
 		}
-		honoured = append(appendString(honoured, f.name), ":true"...)
+		honoured = append(jsonwire.AppendString(honoured, f.name), ":true"...)
 	}
-	uris, resp := listenURIs(lookup(members, "resourceSubscriptions"))
+	uris, resp := listenURIs(jsonwire.Lookup(members, "resourceSubscriptions"))
 	if resp != nil {
 		return nil, nil, "", resp
 	}
@@ -703,7 +705,7 @@ func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
 			if i > 0 {
 				honoured = append(honoured, ',')
 			}
-			honoured = appendString(honoured, u.spelt)
+			honoured = jsonwire.AppendString(honoured, u.spelt)
 		}
 		honoured = append(honoured, ']')
 		names = append(names, "resourceSubscriptions ("+strconv.Itoa(len(uris))+" URIs)")
@@ -723,21 +725,21 @@ type listenURI struct{ spelt, normal string }
 // strings (an empty array gives an empty, non-nil list). A URI with no
 // normal form is refused, as resources/read refuses it.
 func listenURIs(raw []byte) ([]listenURI, *Response) {
-	switch kindOf(raw) {
-	case kindNone:
+	switch jsonwire.KindOf(raw) {
+	case jsonwire.KindNone:
 		return nil, nil
-	case kindArray:
+	case jsonwire.KindArray:
 	default:
-		return nil, invalidListen("params.notifications.resourceSubscriptions must be an array of URI strings, not " + kindOf(raw).String())
+		return nil, invalidListen("params.notifications.resourceSubscriptions must be an array of URI strings, not " + jsonwire.KindOf(raw).String())
 	}
 	uris := []listenURI{}
-	for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
-		end := valueEnd(raw, i)
+	for i := jsonwire.SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+		end := jsonwire.ValueEnd(raw, i)
 		v := raw[i:end]
-		u, ok := unquote(v)
+		u, ok := jsonwire.Unquote(v)
 		switch {
 		case !ok:
-			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] must be a string, not " + kindOf(v).String())
+			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] must be a string, not " + jsonwire.KindOf(v).String())
 		case len(u) > maxListenURILength:
 			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] is longer than " + strconv.Itoa(maxListenURILength) + " bytes")
 		case len(uris) == maxListenURIs:
@@ -748,8 +750,8 @@ func listenURIs(raw []byte) ([]listenURI, *Response) {
 			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] is not a URI: " + err.Error())
 		}
 		uris = append(uris, listenURI{spelt: u, normal: n})
-		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+		if i = jsonwire.SkipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = jsonwire.SkipSpace(raw, i+1)
 		}
 	}
 	return uris, nil

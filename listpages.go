@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // What a caller sees in tools/list (or prompts/list) depends only on which
@@ -177,7 +179,7 @@ func buildPage[E listEntry](f pageFormat, member string, list []E, key []byte, r
 	} else {
 		dst = append(dst, '{')
 	}
-	dst = appendString(dst, member)
+	dst = jsonwire.AppendString(dst, member)
 	dst = append(dst, ":["...)
 	for i, enc := range picked {
 		if i > 0 {
@@ -188,7 +190,7 @@ func buildPage[E listEntry](f pageFormat, member string, list []E, key []byte, r
 	dst = append(dst, ']')
 	if next >= 0 {
 		dst = append(dst, `,"nextCursor":`...)
-		dst = appendString(dst, encodeListCursor(member+":", next))
+		dst = jsonwire.AppendString(dst, encodeListCursor(member+":", next))
 	}
 	if rev.envelope() {
 		dst = append(dst, `,"ttlMs":`...)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // promptMethods serves prompts/list and prompts/get from a Registry.
@@ -56,10 +58,10 @@ func (p *promptMethods) find(req *Request) (*promptEntry, *Response) {
 	if !ok {
 		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: prompts/get needs params.name, the prompt's name as a string")
 	}
-	switch args := req.Param("arguments"); kindOf(args) {
-	case kindNone, kindNull, kindObject:
+	switch args := req.Param("arguments"); jsonwire.KindOf(args) {
+	case jsonwire.KindNone, jsonwire.KindNull, jsonwire.KindObject:
 	default:
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object of strings, not "+kindOf(args).String())
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object of strings, not "+jsonwire.KindOf(args).String())
 		resp.Target = capEcho(name)
 		return nil, resp
 	}
@@ -127,16 +129,16 @@ func promptArgs(e *promptEntry, raw []byte) (map[string]string, *Response) {
 		return nil, resp
 	}
 	args := map[string]string{}
-	if k := kindOf(raw); k == kindObject {
-		it, _ := iterMembers(raw)
-		for m, more := it.next(); more; m, more = it.next() {
-			name := m.keyString()
+	if k := jsonwire.KindOf(raw); k == jsonwire.KindObject {
+		it, _ := jsonwire.IterMembers(raw)
+		for m, more := it.Next(); more; m, more = it.Next() {
+			name := m.Name()
 			if _, dup := args[name]; dup {
 				return invalid("got argument " + strconv.Quote(capEcho(name)) + " more than once")
 			}
-			v, ok := unquote(m.val)
+			v, ok := jsonwire.Unquote(m.Value)
 			if !ok {
-				return invalid("argument " + strconv.Quote(capEcho(name)) + " must be a string, not " + kindOf(m.val).String())
+				return invalid("argument " + strconv.Quote(capEcho(name)) + " must be a string, not " + jsonwire.KindOf(m.Value).String())
 			}
 			args[name] = v
 		}
@@ -199,7 +201,7 @@ func encodePromptResult(r *PromptResult, v revision, serverMeta []byte) ([]byte,
 	}
 	if r.Description != "" {
 		dst = append(dst, `"description":`...)
-		dst = appendString(dst, r.Description)
+		dst = jsonwire.AppendString(dst, r.Description)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"messages":[`...)

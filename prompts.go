@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A Prompt is a message template a caller's user picks by name (a slash
@@ -201,14 +203,14 @@ func preparePrompt(p Prompt) *promptEntry {
 // revision v to dst.
 func appendPromptDef(dst []byte, p *Prompt, v revision) []byte {
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, p.Name)
+	dst = jsonwire.AppendString(dst, p.Name)
 	if p.Title != "" {
 		dst = append(dst, `,"title":`...)
-		dst = appendString(dst, p.Title)
+		dst = jsonwire.AppendString(dst, p.Title)
 	}
 	if p.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, p.Description)
+		dst = jsonwire.AppendString(dst, p.Description)
 	}
 	if len(p.Icons) > 0 && v.icons() {
 		dst = append(dst, `,"icons":`...)
@@ -221,14 +223,14 @@ func appendPromptDef(dst []byte, p *Prompt, v revision) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"name":`...)
-			dst = appendString(dst, a.Name)
+			dst = jsonwire.AppendString(dst, a.Name)
 			if a.Title != "" {
 				dst = append(dst, `,"title":`...)
-				dst = appendString(dst, a.Title)
+				dst = jsonwire.AppendString(dst, a.Title)
 			}
 			if a.Description != "" {
 				dst = append(dst, `,"description":`...)
-				dst = appendString(dst, a.Description)
+				dst = jsonwire.AppendString(dst, a.Description)
 			}
 			if a.Required {
 				dst = append(dst, `,"required":true`...)

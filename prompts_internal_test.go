@@ -48,7 +48,7 @@ func TestPromptChangesReachWatchers(t *testing.T) {
 	got = nil
 	assert.Equal(t, 0, reg.RemovePrompts("b"))
 	assert.Empty(t, got, "removing nothing tells nobody")
-	assert.Equal(t, 0, reg.Len(), "prompts are not tools")
+	assert.Equal(t, 0, reg.NumTools(), "prompts are not tools")
 }
 
 // promptByName gives completion/complete the prompt's target and completers.
@@ -79,7 +79,7 @@ func TestPromptByName(t *testing.T) {
 func TestPromptPagesAreCachedPerTable(t *testing.T) {
 	t.Parallel()
 	var reg Registry
-	reg.Add(Tool{Name: "t", Permission: "read", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
+	reg.AddTools(Tool{Name: "t", Permission: "read", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
 	reg.AddPrompts(Prompt{Name: "p", Permission: "read", Get: nopPrompt})
 	f := pageFormat{size: 10}
 	tools, prompts := reg.table(), reg.promptTable()

@@ -61,7 +61,7 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("connection re
 func TestRecordSummaryCarriesTheLoggedCause(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "odd_content", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "odd_content", Permission: "read",
 		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.ToolResult{Content: []mcpmw.Content{{Type: "video"}}}, nil
 		}})
@@ -130,7 +130,7 @@ func TestRecordSummaryCarriesTheLoggedCause(t *testing.T) {
 func TestRecordDurationOnEveryPath(t *testing.T) {
 	t.Parallel()
 	reg := testResources()
-	reg.Add(append(testTools(), mcpmw.Tool{Name: "progress", Description: "d", Permission: "read",
+	reg.AddTools(append(testTools(), mcpmw.Tool{Name: "progress", Description: "d", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			if err := mcpmw.Progress(ctx, 1, 2, "half"); err != nil {
 				return mcpmw.ToolResult{}, err

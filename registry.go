@@ -10,11 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 	"github.com/mcpmw/mcpmw/internal/schemawalk"
 )
 
 // A Tool is an operation a caller's model may invoke. It is a plain value:
-// build it with a struct literal and Add it to a Registry at startup.
+// build it with a struct literal and add it to a Registry (AddTools) at
+// startup.
 type Tool struct {
 	// Name identifies the tool: 1 to 64 characters of [A-Za-z0-9_.-].
 	Name string
@@ -74,23 +76,32 @@ type Tool struct {
 // A Hint is a tri-state annotation value: unset, yes or no.
 type Hint uint8
 
-// Hint values.
+// Hint values, named for their type as OutcomeOK and LogDebug are: HintYes
+// reads as what it is at a use (ReadOnly: mcpmw.HintYes), where a bare Yes
+// would be a package-level word.
 const (
-	Unset Hint = iota // left off the wire; the client assumes the default
-	Yes
-	No
+	HintUnset Hint = iota // left off the wire; the client assumes the default
+	HintYes
+	HintNo
 )
 
-// A Registry is what one endpoint serves: its tools (Add), prompts
+// A Registry is what one endpoint serves: its tools (AddTools), prompts
 // (AddPrompts), resources (AddResources) and resource templates
 // (AddResourceTemplates). The zero value is an empty registry ready to
 // use. Register entries normally at startup; adding later is safe, and
-// requests see new entries as soon as the Add call returns (a kind of
+// requests see new entries as soon as the AddX call returns (a kind of
 // entry the registry did not hold when New ran is not served: see
 // AddPrompts). Two endpoints that serve different things use two
 // Registries.
+//
+// Its methods name the kind they act on, the same way for every kind:
+// AddX and RemoveX take any number of entries or keys (AddTools,
+// RemoveTools, AddPrompts, AddResourceTemplates, ...), LookupTool returns
+// one entry and whether it exists (Go's comma-ok Lookup, as os.LookupEnv),
+// and NumTools counts (as reflect's NumField); a kind that gains a lookup
+// or a count names it the same way (LookupPrompt, NumPrompts).
 type Registry struct {
-	mu   sync.Mutex // serialises Add, Remove and watch
+	mu   sync.Mutex // serialises AddTools, RemoveTools and watch
 	tabs atomic.Pointer[toolTable]
 	// prompts is the registry's prompts (prompts.go), published like tabs.
 	prompts atomic.Pointer[promptTable]
@@ -178,13 +189,13 @@ type entry struct {
 	redact    *redaction // the Sensitive pointers, compiled; nil when there are none
 }
 
-// Add registers tools. It panics, with a message naming the tool, if a name
-// is invalid or already taken, if Permission or Call is missing, if a
+// AddTools registers tools. It panics, with a message naming the tool, if
+// a name is invalid or already taken, if Permission or Call is missing, if a
 // schema is not valid JSON (or, for InputSchema, not an object schema), or
 // if a Sensitive pointer is not a JSON pointer or names nothing the
 // InputSchema declares.
 // Such mistakes are found at startup, never while serving.
-func (r *Registry) Add(tools ...Tool) {
+func (r *Registry) AddTools(tools ...Tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	add := make([]*entry, len(tools))
@@ -196,11 +207,11 @@ func (r *Registry) Add(tools ...Tool) {
 	r.changed(ToolsListChanged, perms)
 }
 
-// Remove unregisters the tools named, and reports how many were
+// RemoveTools unregisters the tools named, and reports how many were
 // registered. A request already running a removed tool finishes; later
 // ones get "Unknown tool". Listeners who could see a removed tool are told
 // the list changed.
-func (r *Registry) Remove(names ...string) int {
+func (r *Registry) RemoveTools(names ...string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	next, perms := r.table().without(names)
@@ -212,11 +223,11 @@ func (r *Registry) Remove(names ...string) int {
 	return len(perms)
 }
 
-// Lookup returns the tool registered under name (tools only; a prompt or a
-// resource of that name is not found here): a copy, whose slices (schemas,
+// LookupTool returns the tool registered under name (tools only; a prompt
+// or a resource of that name is not found here): a copy, whose slices (schemas,
 // icons, capabilities) the caller may change without changing the
 // registered tool.
-func (r *Registry) Lookup(name string) (Tool, bool) {
+func (r *Registry) LookupTool(name string) (Tool, bool) {
 	if e := r.table().byKey[name]; e != nil {
 		return e.Tool.clone(), true
 	}
@@ -224,8 +235,9 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 }
 
 // clone returns t with its own copies of everything it holds by
-// reference, but Call. Add keeps a clone, so that a caller changing the
-// slices it registered (or Lookup returned) changes nothing registered.
+// reference, but Call. AddTools keeps a clone, so that a caller changing
+// the slices it registered (or LookupTool returned) changes nothing
+// registered.
 func (t Tool) clone() Tool {
 	t.InputSchema = bytes.Clone(t.InputSchema)
 	t.OutputSchema = bytes.Clone(t.OutputSchema)
@@ -234,9 +246,9 @@ func (t Tool) clone() Tool {
 	return t
 }
 
-// Len returns the number of registered tools. Prompts, resources and
+// NumTools returns the number of registered tools. Prompts, resources and
 // resource templates are not counted.
-func (r *Registry) Len() int { return len(r.table().list) }
+func (r *Registry) NumTools() int { return len(r.table().list) }
 
 var emptyTable = &toolTable{}
 
@@ -282,20 +294,20 @@ func prepare(t Tool) *entry {
 	}
 	in = compactSchema(t.Name, "InputSchema", in)
 	checkSchemaTypes(t.Name, "InputSchema", in)
-	var ms []member
-	ms, _ = objectMembers(in, ms)
-	if typ, _ := unquote(lookup(ms, "type")); typ != "object" {
+	var ms []jsonwire.Member
+	ms, _ = jsonwire.ObjectMembers(in, ms)
+	if typ, _ := jsonwire.Unquote(jsonwire.Lookup(ms, "type")); typ != "object" {
 		panic(fmt.Sprintf("mcpmw: tool %q: InputSchema must have \"type\": \"object\" at its root", t.Name))
 	}
 	t.InputSchema = in
-	t.Sensitive = append([]string(nil), t.Sensitive...) // the caller's slice may change; Lookup returns this copy
+	t.Sensitive = append([]string(nil), t.Sensitive...) // the caller's slice may change; LookupTool returns this copy
 	red := compileSensitive(t.Name, t.Sensitive, in)
 	var outObject bool
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
 		t.OutputSchema = compactSchema(t.Name, "OutputSchema", t.OutputSchema)
 		checkSchemaTypes(t.Name, "OutputSchema", t.OutputSchema)
-		ms, _ = objectMembers(t.OutputSchema, ms[:0])
-		typ, _ := unquote(lookup(ms, "type"))
+		ms, _ = jsonwire.ObjectMembers(t.OutputSchema, ms[:0])
+		typ, _ := jsonwire.Unquote(jsonwire.Lookup(ms, "type"))
 		outObject = typ == "object"
 	} else {
 		t.OutputSchema = nil
@@ -316,7 +328,7 @@ func compactSchema(tool, field string, raw json.RawMessage) json.RawMessage {
 	if err := json.Compact(&buf, raw); err != nil {
 		panic(fmt.Sprintf("mcpmw: tool %q: %s is not valid JSON: %v", tool, field, err))
 	}
-	if kindOf(buf.Bytes()) != kindObject {
+	if jsonwire.KindOf(buf.Bytes()) != jsonwire.KindObject {
 		panic(fmt.Sprintf("mcpmw: tool %q: %s must be a JSON object", tool, field))
 	}
 	return buf.Bytes()
@@ -343,14 +355,14 @@ func checkSchemaTypes(tool, field string, raw json.RawMessage) {
 
 func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, t.Name)
+	dst = jsonwire.AppendString(dst, t.Name)
 	if t.Title != "" {
 		dst = append(dst, `,"title":`...)
-		dst = appendString(dst, t.Title)
+		dst = jsonwire.AppendString(dst, t.Title)
 	}
 	if t.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, t.Description)
+		dst = jsonwire.AppendString(dst, t.Description)
 	}
 	if len(t.Icons) > 0 && v.icons() {
 		dst = append(dst, `,"icons":`...)
@@ -362,22 +374,22 @@ func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
 		dst = append(dst, `,"outputSchema":`...)
 		dst = append(dst, t.OutputSchema...)
 	}
-	if t.ReadOnly|t.Destructive|t.Idempotent|t.OpenWorld != Unset {
+	if t.ReadOnly|t.Destructive|t.Idempotent|t.OpenWorld != HintUnset {
 		dst = append(dst, `,"annotations":{`...)
 		sep := false
 		for _, h := range []struct {
 			name string
 			v    Hint
 		}{{"readOnlyHint", t.ReadOnly}, {"destructiveHint", t.Destructive}, {"idempotentHint", t.Idempotent}, {"openWorldHint", t.OpenWorld}} {
-			if h.v == Unset {
+			if h.v == HintUnset {
 				continue
 			}
 			if sep {
 				dst = append(dst, ',')
 			}
 			sep = true
-			dst = appendString(dst, h.name)
-			if h.v == Yes {
+			dst = jsonwire.AppendString(dst, h.name)
+			if h.v == HintYes {
 				dst = append(dst, ":true"...)
 			} else {
 				dst = append(dst, ":false"...)

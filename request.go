@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // readEnvelope parses the body as one JSON-RPC message. A client-sent
@@ -52,7 +54,7 @@ func readRevision(req *Request, h http.Header) {
 	switch {
 	case req.metaParam(metaProtocolVersion) != nil || (hPresent && !knownLegacy(hv)):
 		req.Version = LatestVersion
-		if caps := req.metaParam(metaClientCapabilities); kindOf(caps) == kindObject {
+		if caps := req.metaParam(metaClientCapabilities); jsonwire.KindOf(caps) == jsonwire.KindObject {
 			req.ClientCapabilities = caps
 		}
 		req.ClientName, req.ClientVersion = clientInfo(req.metaParam(metaClientInfo))
@@ -77,13 +79,13 @@ func readRevision(req *Request, h http.Header) {
 // clientInfo reads name and version from a clientInfo object, ignoring
 // anything malformed: it is display-only.
 func clientInfo(raw []byte) (name, version string) {
-	var buf [4]member
-	ms, ok := objectMembers(raw, buf[:0])
+	var buf [4]jsonwire.Member
+	ms, ok := jsonwire.ObjectMembers(raw, buf[:0])
 	if !ok {
 		return "", ""
 	}
-	name, _ = unquote(lookup(ms, "name"))
-	version, _ = unquote(lookup(ms, "version"))
+	name, _ = jsonwire.Unquote(jsonwire.Lookup(ms, "name"))
+	version, _ = jsonwire.Unquote(jsonwire.Lookup(ms, "version"))
 	return capEcho(name), capEcho(version)
 }
 
@@ -122,12 +124,12 @@ type Request struct {
 // hand), the Request's methods read the new Params instead, so nothing ever
 // acts on a value the request no longer holds.
 type parsedParams struct {
-	of     []byte   // the Params this reading is of; nil when there is none
-	params []member // top-level members of of
-	meta   []member // members of of._meta
-	name   string   // params.name decoded, when nameOK
+	of     []byte            // the Params this reading is of; nil when there is none
+	params []jsonwire.Member // top-level members of of
+	meta   []jsonwire.Member // members of of._meta
+	name   string            // params.name decoded, when nameOK
 	nameOK bool
-	buf    [8]member // backing store for params and meta, saving two allocations
+	buf    [8]jsonwire.Member // backing store for params and meta, saving two allocations
 }
 
 // read sets p to the members of params, a JSON object that parseEnvelope
@@ -137,11 +139,11 @@ func (p *parsedParams) read(params []byte) {
 	if params == nil {
 		return
 	}
-	p.params = membersInto(params, p.buf[:0:4])
-	if metaRaw := lookup(p.params, "_meta"); kindOf(metaRaw) == kindObject {
-		p.meta = membersInto(metaRaw, p.buf[4:8:8])
+	p.params = jsonwire.MembersInto(params, p.buf[:0:4])
+	if metaRaw := jsonwire.Lookup(p.params, "_meta"); jsonwire.KindOf(metaRaw) == jsonwire.KindObject {
+		p.meta = jsonwire.MembersInto(metaRaw, p.buf[4:8:8])
 	}
-	p.name, p.nameOK = unquote(lookup(p.params, "name"))
+	p.name, p.nameOK = jsonwire.Unquote(jsonwire.Lookup(p.params, "name"))
 }
 
 // current reports whether p is a reading of params: the same bytes, not
@@ -153,7 +155,7 @@ func (p *parsedParams) current(params []byte) bool {
 // param returns the raw value of the named top-level member of r.Params.
 func (r *Request) param(name string) []byte {
 	if r.parsed.current(r.Params) {
-		return lookup(r.parsed.params, name)
+		return jsonwire.Lookup(r.parsed.params, name)
 	}
 	return scanMember(r.Params, name)
 }
@@ -161,7 +163,7 @@ func (r *Request) param(name string) []byte {
 // metaParam returns the raw value of the named member of params._meta.
 func (r *Request) metaParam(name string) []byte {
 	if r.parsed.current(r.Params) {
-		return lookup(r.parsed.meta, name)
+		return jsonwire.Lookup(r.parsed.meta, name)
 	}
 	return scanMember(scanMember(r.Params, "_meta"), name)
 }
@@ -174,10 +176,10 @@ func scanMember(doc []byte, name string) []byte {
 	if !json.Valid(doc) {
 		return nil
 	}
-	it, _ := iterMembers(doc) // not an object: it has no members
-	for m, more := it.next(); more; m, more = it.next() {
-		if m.is(name) {
-			return m.val
+	it, _ := jsonwire.IterMembers(doc) // not an object: it has no members
+	for m, more := it.Next(); more; m, more = it.Next() {
+		if m.Is(name) {
+			return m.Value
 		}
 	}
 	return nil
@@ -205,5 +207,5 @@ func (r *Request) StringParam(name string) (s string, ok bool) {
 	if name == "name" && r.parsed.current(r.Params) {
 		return r.parsed.name, r.parsed.nameOK
 	}
-	return unquote(r.param(name))
+	return jsonwire.Unquote(r.param(name))
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // resourceMethods serves the resources capability from a Registry:
@@ -82,7 +84,7 @@ func (m *resourceMethods) start(p *listPage, rev revision, member string, size i
 	} else {
 		p.body = append(p.body, '{')
 	}
-	p.body = appendString(p.body, member)
+	p.body = jsonwire.AppendString(p.body, member)
 	p.body = append(p.body, ":["...)
 }
 
@@ -95,7 +97,7 @@ func (m *resourceMethods) finish(p *listPage, rev revision, prefix, what string)
 	p.body = append(p.body, ']')
 	if p.next >= 0 {
 		p.body = append(p.body, `,"nextCursor":`...)
-		p.body = appendString(p.body, encodeListCursor(prefix, p.next))
+		p.body = jsonwire.AppendString(p.body, encodeListCursor(prefix, p.next))
 	}
 	if rev.envelope() {
 		p.body = append(p.body, `,"ttlMs":`...)
@@ -300,7 +302,7 @@ func resourceNotFound(req *Request, uri string) *Response {
 		code = CodeResourceNotFound
 	}
 	echo := capEcho(uri)
-	data := appendString(append(make([]byte, 0, len(echo)+16), `{"uri":`...), echo)
+	data := jsonwire.AppendString(append(make([]byte, 0, len(echo)+16), `{"uri":`...), echo)
 	return &Response{
 		Error:   &Error{Code: code, Message: "Resource not found: " + echo, Data: json.RawMessage(append(data, '}'))},
 		Target:  echo,
@@ -326,7 +328,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	}
 	uri := rt.uri
 	if rt.tmpl != nil {
-		if name, why := rt.tmpl.tmpl.badValue(rt.vars); name != "" {
+		if name, why := rt.tmpl.tmpl.BadValue(rt.vars); name != "" {
 			resp := ErrorResponse(CodeInvalidParams, "Invalid params: the value of {"+name+"} in this URI, "+quoteEcho(rt.vars[name])+", "+why+
 				": the resource template "+strconv.Quote(rt.tmpl.URITemplate)+" does not read it")
 			resp.Target = capEcho(uri)

@@ -45,7 +45,7 @@ func TestResourceChangesNotifyWatchers(t *testing.T) {
 
 	assert.Equal(t, 1, reg.RemoveResourceTemplates("t://{id}"))
 	assert.Equal(t, []Event{{Method: ResourcesListChanged, Permission: "tmpl"}}, events())
-	assert.Equal(t, 0, reg.Len(), "tools untouched")
+	assert.Equal(t, 0, reg.NumTools(), "tools untouched")
 }
 
 func TestTemplateByURI(t *testing.T) {

@@ -458,7 +458,7 @@ func TestResourcesSubscribeLegacyOnly(t *testing.T) {
 func TestResourcesCapabilityOnlyWithResources(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("1", "server/discover", ""))

@@ -3,6 +3,8 @@ package mcpmw
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A Response is what a Dispatcher returns: a JSON-RPC result or error, and
@@ -39,8 +41,8 @@ type Response struct {
 // json.RawMessage is used as is). v must encode to a JSON object.
 func ResultResponse(v any) *Response {
 	raw, err := json.Marshal(v)
-	if err == nil && kindOf(raw) != kindObject {
-		err = fmt.Errorf("result is %s, not an object", kindOf(raw))
+	if err == nil && jsonwire.KindOf(raw) != jsonwire.KindObject {
+		err = fmt.Errorf("result is %s, not an object", jsonwire.KindOf(raw))
 	}
 	if err != nil {
 		resp := ErrorResponse(CodeInternalError, "Internal error")

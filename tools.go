@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // toolMethods serves tools/list and tools/call from a Registry.
@@ -52,10 +54,10 @@ func (t *toolMethods) find(req *Request) (*entry, *Response) {
 	if !ok {
 		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: tools/call needs params.name, the tool's name as a string")
 	}
-	switch args := req.Param("arguments"); kindOf(args) {
-	case kindNone, kindNull, kindObject:
+	switch args := req.Param("arguments"); jsonwire.KindOf(args) {
+	case jsonwire.KindNone, jsonwire.KindNull, jsonwire.KindObject:
 	default:
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object, not "+kindOf(args).String())
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object, not "+jsonwire.KindOf(args).String())
 		resp.Target = capEcho(name)
 		return nil, resp
 	}

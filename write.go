@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // Writing the answer: one writer for every answer, JSON or the last event
@@ -80,7 +82,7 @@ func appendError(dst []byte, e *Error) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, e.Message)
+	dst = jsonwire.AppendString(dst, e.Message)
 	if e.Data != nil {
 		if raw, err := json.Marshal(e.Data); err == nil {
 			dst = append(dst, `,"data":`...)
@@ -94,13 +96,13 @@ func appendError(dst []byte, e *Error) []byte {
 // on every result and a middleware may have left out: resultType
 // "complete", and serverInfo in _meta.
 func appendCompleted(dst, res, serverMeta []byte) []byte {
-	ms, ok := objectMembers(res, make([]member, 0, 8))
+	ms, ok := jsonwire.ObjectMembers(res, make([]jsonwire.Member, 0, 8))
 	if !ok {
 		return append(dst, res...)
 	}
 	dst = append(dst, '{')
 	sep := false
-	if lookup(ms, "resultType") == nil {
+	if jsonwire.Lookup(ms, "resultType") == nil {
 		dst = append(dst, `"resultType":"complete"`...)
 		sep = true
 	}
@@ -113,23 +115,23 @@ func appendCompleted(dst, res, serverMeta []byte) []byte {
 		}
 		sep = true
 		dst = append(dst, '"')
-		dst = append(dst, m.key...)
+		dst = append(dst, m.Key...)
 		dst = append(dst, `":`...)
-		if !m.is("_meta") || kindOf(m.val) != kindObject {
-			dst = append(dst, m.val...)
+		if !m.Is("_meta") || jsonwire.KindOf(m.Value) != jsonwire.KindObject {
+			dst = append(dst, m.Value...)
 			continue
 		}
 		hasMeta = true
-		metaMembers, _ := objectMembers(m.val, nil)
-		if lookup(metaMembers, "io.modelcontextprotocol/serverInfo") != nil {
-			dst = append(dst, m.val...)
+		metaMembers, _ := jsonwire.ObjectMembers(m.Value, nil)
+		if jsonwire.Lookup(metaMembers, "io.modelcontextprotocol/serverInfo") != nil {
+			dst = append(dst, m.Value...)
 			continue
 		}
 		dst = append(dst, '{')
 		dst = append(dst, inner...)
 		if len(metaMembers) > 0 {
 			dst = append(dst, ',')
-			dst = append(dst, m.val[skipSpace(m.val, 1):]...)
+			dst = append(dst, m.Value[jsonwire.SkipSpace(m.Value, 1):]...)
 		} else {
 			dst = append(dst, '}')
 		}

@@ -178,7 +178,7 @@ func addOurExtras(reg *mcpmw.Registry, s setup) {
 // httprate-backed per-IP limiter with a limit the benchmark never reaches.
 func newOurs(s setup, hooks bool) *mcpmw.Handler {
 	var reg mcpmw.Registry
-	reg.Add(ourTools(s)...)
+	reg.AddTools(ourTools(s)...)
 	addOurExtras(&reg, s)
 	opts := &mcpmw.Options{
 		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
@@ -217,7 +217,7 @@ func newOursTyped(s setup) *mcpmw.Handler {
 	list[0] = typed.NewTool("echo", echoDescription, "read",
 		func(_ context.Context, _ mcpmw.Caller, in echoIn) (string, error) { return in.Message, nil })
 	var reg mcpmw.Registry
-	reg.Add(list...)
+	reg.AddTools(list...)
 	addOurExtras(&reg, s)
 	allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
 	noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})

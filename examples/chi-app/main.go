@@ -100,8 +100,8 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	store := newNoteStore()
 	notify := mcpmw.NewLocalNotifier() // one process; a shared bus (Redis) would let every instance's listeners hear
 	var reg mcpmw.Registry
-	reg.Add(tools(store, notify)...)
-	reg.Add(extra...)
+	reg.AddTools(tools(store, notify)...)
+	reg.AddTools(extra...)
 	reg.AddResources(resources(store)...)
 	reg.AddResourceTemplates(noteTemplates(store)...)
 	reg.AddPrompts(prompts(store)...)

@@ -71,9 +71,9 @@ func configFromEnv(getenv func(string) string) config {
 // newHandler returns the mux serving the MCP endpoint at /mcp.
 func newHandler(c config, logger *slog.Logger) http.Handler {
 	var reg mcpmw.Registry
-	reg.Add(tools()...)
-	reg.Add(askTools()...)
-	reg.Add(listenTools(&reg)...)
+	reg.AddTools(tools()...)
+	reg.AddTools(askTools()...)
+	reg.AddTools(listenTools(&reg)...)
 	reg.AddResources(resources()...)
 	reg.AddResourceTemplates(templates()...)
 	reg.AddPrompts(prompts()...)
