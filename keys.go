@@ -1,11 +1,5 @@
 package mcpmw
 
-import (
-	"net/http"
-
-	"github.com/mcpmw/mcpmw/internal/jsonwire"
-)
-
 // Object keys are where JSON readers disagree. Given {"a":1,"a":2} this
 // package's scanner reads the first member and encoding/json the last;
 // given {"region":"us","Region":"eu"} encoding/json fills a field tagged
@@ -24,22 +18,3 @@ import (
 //     Go SDK refuses it, so the tool reads exactly the members the checks
 //     read. (Refusing every case-insensitive pair in arguments instead would
 //     still let a lone "Region" fill the field tagged "region" unseen.)
-
-// checkKeys refuses params whose readers could disagree: a key repeated in
-// any object, or two protocol members differing only in case.
-func checkKeys(req *Request) *answer {
-	if req.Params == nil {
-		return nil
-	}
-	if ptr, dup := jsonwire.DuplicatePointer(req.Params); dup {
-		return refusal(http.StatusBadRequest, CodeInvalidParams,
-			"Invalid params: member "+quoteEcho(ptr)+" appears more than once (a JSON pointer into params); send each member once")
-	}
-	for _, ms := range [...][]jsonwire.Member{req.parsed.params, req.parsed.meta} {
-		if a, b, twins := jsonwire.CaseTwins(ms); twins {
-			return refusal(http.StatusBadRequest, CodeInvalidParams,
-				"Invalid params: members "+quoteEcho(a)+" and "+quoteEcho(b)+" differ only in case; member names are case-sensitive, send one")
-		}
-	}
-	return nil
-}

@@ -452,42 +452,6 @@ func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
 	return append(methods, Method{Name: "subscriptions/listen", Revisions: modernOnly, Handle: l.handle, extends: listenExtends, listens: true}), true
 }
 
-// listenCall is what call gives the listen method: the stream to write
-// and the way to make the request's record when the stream opens.
-type listenCall struct {
-	stream *stream
-	record func(*Response)
-}
-
-var listenKey = &ctxKey{"listen"}
-
-// openListen readies the exchange of a subscriptions/listen request, whose
-// answer is an event stream: a client whose Accept header rules one out
-// is refused with 406 (no Accept header means anything goes), and one that
-// comes after Close with 503. It reads the body to its end, so that
-// net/http watches the connection and cancels the request's context when
-// the client goes.
-func (x *exchange) openListen(ctx context.Context) (context.Context, *answer) {
-	if len(x.r.Header.Values("Accept")) > 0 && !acceptsEventStream(x.r.Header) {
-		return ctx, refusal(http.StatusNotAcceptable, CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with an event stream; send Accept: text/event-stream")
-	}
-	if x.h.hub.isClosed() {
-		a := refusal(http.StatusServiceUnavailable, CodeInvalidRequest, "Service unavailable: the server is shutting down; listen again")
-		a.header = http.Header{"Retry-After": {"1"}}
-		return ctx, a
-	}
-	var b [1]byte
-	_, _ = x.r.Body.Read(b[:])
-	x.streamv.w = x.w
-	x.stream = &x.streamv
-	return context.WithValue(ctx, listenKey, &listenCall{stream: x.stream, record: x.recordNow}), nil
-}
-
-// recordNow makes the request's record before its answer: resp stands in
-// for it. A listen stream may stay open for hours, and its record says it
-// was opened, when it was; finish then makes none.
-func (x *exchange) recordNow(resp *Response) { x.audit(&answer{resp: resp}) }
-
 // handle serves one subscriptions/listen request, for as long as its
 // stream stays open.
 func (l *listening) handle(ctx context.Context, req *Request) *Response {

@@ -3,27 +3,9 @@ package mcpmw
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
-
-// readEnvelope parses the body as one JSON-RPC message. A client-sent
-// JSON-RPC response (a legacy client answering a server request) goes on
-// to takeAnswer; 2026-07-28 clients never send one.
-func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
-	env, perr := parseEnvelope(body)
-	switch {
-	case perr != nil:
-		return env, &answer{resp: &Response{Error: perr}}
-	case !env.response:
-		return env, nil
-	}
-	if hv := strings.TrimSpace(h.Get(headerProtocolVersion)); hv != "" && !knownLegacy(hv) {
-		return env, &answer{resp: ErrorResponse(CodeInvalidRequest, "Invalid Request: clients do not POST JSON-RPC responses on "+LatestVersion)}
-	}
-	return env, nil
-}
 
 // parseRequest makes the Request of a JSON-RPC request or notification:
 // its params read once, with every key that two readers could read
@@ -41,6 +23,25 @@ func parseRequest(req *Request, env envelope, caller Caller, h http.Header, at e
 		return a
 	}
 	readRevision(req, h)
+	return nil
+}
+
+// checkKeys refuses params whose readers could disagree: a key repeated in
+// any object, or two protocol members differing only in case.
+func checkKeys(req *Request) *answer {
+	if req.Params == nil {
+		return nil
+	}
+	if ptr, dup := jsonwire.DuplicatePointer(req.Params); dup {
+		return refusal(http.StatusBadRequest, CodeInvalidParams,
+			"Invalid params: member "+quoteEcho(ptr)+" appears more than once (a JSON pointer into params); send each member once")
+	}
+	for _, ms := range [...][]jsonwire.Member{req.parsed.params, req.parsed.meta} {
+		if a, b, twins := jsonwire.CaseTwins(ms); twins {
+			return refusal(http.StatusBadRequest, CodeInvalidParams,
+				"Invalid params: members "+quoteEcho(a)+" and "+quoteEcho(b)+" differ only in case; member names are case-sensitive, send one")
+		}
+	}
 	return nil
 }
 
