@@ -247,19 +247,20 @@ func (a *asking) begin(ctx context.Context, req *Request, target string) (contex
 	return ctx, rnd, nil
 }
 
-// inputRequired answers a round whose handler returned err, when err ends
+// inputRequired answers a round whose handler, acting on t, returned err, when err ends
 // the round by asking the client (asked); otherwise it returns false and
 // err is the handler's to report. A handler that returns ErrInputRequired
 // without having asked anything this round (on a legacy revision Ask never
 // returns it) made a mistake: an input_required result with no
 // inputRequests would leave the client nothing to answer, so it is an
 // internal error, logged and recorded as the handler's.
-func (a *asking) inputRequired(req *Request, target string, rnd *round, err error) (resp *Response, asked bool) {
+func (a *asking) inputRequired(req *Request, t *Target, rnd *round, err error) (resp *Response, asked bool) {
 	if err == nil || !asksClient(err) {
 		return nil, false
 	}
+	target := t.Name
 	if len(rnd.asked) == 0 {
-		kind := handlerKind(req.Method)
+		kind := t.kind()
 		resp := ErrorResponse(CodeInternalError, "Internal error")
 		resp.Target, resp.Summary = capEcho(target), kind+" mistake: returned ErrInputRequired without calling Ask"
 		resp.Cause = fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err)
@@ -273,19 +274,6 @@ func (a *asking) inputRequired(req *Request, target string, rnd *round, err erro
 	}
 	return &Response{Result: body, Target: capEcho(target), Outcome: OutcomeInputRequired, encoded: true,
 		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input" + plural(len(rnd.asked))}, true
-}
-
-// handlerKind names what serves method, for messages about its mistakes.
-func handlerKind(method string) string {
-	switch method {
-	case "tools/call":
-		return "tool"
-	case "prompts/get":
-		return "prompt"
-	case "resources/read":
-		return "resource"
-	}
-	return "method"
 }
 
 // stateLifetime is how long a round's state stays valid.

@@ -20,7 +20,7 @@ var emptyObject = []byte("{}")
 func builtinMethods(ad *advertisement, logging bool, calls *inflight) []Method {
 	ms := []Method{
 		{Name: "server/discover", Revisions: modernOnly, Handle: ad.answerDiscover, quick: true},
-		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize, quick: true},
+		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize, quick: true, sessionID: true},
 		{Name: "ping", Revisions: legacyOnly, Handle: answerEmpty, quick: true},
 		{Name: "notifications/cancelled", Revisions: legacyOnly, Handle: calls.cancel},
 	}

@@ -52,77 +52,66 @@ func (m *completionMethods) methods() []Method {
 	return []Method{{Name: "completion/complete", Capability: "completions", Target: m.target, Handle: m.complete}}
 }
 
-// completionRef is what a completion/complete names: a prompt or a
-// resource template, with its Target and Completers.
-type completionRef struct {
-	target     *Target
-	completers map[string]Completer
-}
-
-// target finds the prompt or template a completion/complete completes, so
-// that the caller's permission for it is checked before anything else.
+// target finds the prompt or template a completion/complete completes
+// (params.ref), so that the caller's permission for it is checked before
+// anything else.
 func (m *completionMethods) target(req *Request) (*Target, *Response) {
-	ref, resp := m.find(req)
-	if resp != nil {
-		return nil, resp
-	}
-	return ref.target, nil
-}
-
-// find reads params.ref and looks up what it names.
-func (m *completionMethods) find(req *Request) (completionRef, *Response) {
 	raw := req.Param("ref")
 	var ms [4]jsonwire.Member
 	members, ok := jsonwire.ObjectMembers(raw, ms[:0]) // not ok: absent, or not an object
 	if !ok {
-		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.ref, {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
+		return nil, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.ref, {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
 	}
 	typ, _ := jsonwire.Unquote(jsonwire.Lookup(members, "type"))
-	var ref completionRef
+	var t *Target
 	var name, field string
-	var found bool
 	switch typ {
 	case "ref/prompt":
 		field = "name"
-		name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field))
-		if ok {
-			ref.target, ref.completers, found = m.reg.promptByName(name)
+		if name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field)); ok {
+			t = m.reg.promptByName(name)
 		}
 	case "ref/resource":
 		field = "uri"
-		name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field))
-		if ok {
-			ref.target, ref.completers, found = m.reg.templateByURI(name)
+		if name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field)); ok {
+			t = m.reg.templateByURI(name)
 		}
 	default:
-		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: params.ref.type must be "ref/prompt" or "ref/resource", not `+quoteEcho(typ))
+		return nil, ErrorResponse(CodeInvalidParams, `Invalid params: params.ref.type must be "ref/prompt" or "ref/resource", not `+quoteEcho(typ))
 	}
 	switch {
 	case !ok:
-		return completionRef{}, ErrorResponse(CodeInvalidParams, "Invalid params: params.ref."+field+" must be a string")
-	case !found && typ == "ref/prompt":
+		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: params.ref."+field+" must be a string")
+	case t == nil && typ == "ref/prompt":
 		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
 		resp.Target = capEcho(name)
-		return completionRef{}, resp
-	case !found:
+		return nil, resp
+	case t == nil:
 		resp := ErrorResponse(CodeInvalidParams, "Unknown resource template: "+capEcho(name))
 		resp.Target = capEcho(name)
-		return completionRef{}, resp
+		return nil, resp
 	}
-	return ref, nil
+	return t, nil
+}
+
+// completers are the Completers of the prompt or template t names.
+func completers(t *Target) map[string]Completer {
+	switch e := t.found.(type) {
+	case *promptEntry:
+		return e.Complete
+	case *templateEntry:
+		return e.Complete
+	}
+	return nil
 }
 
 // complete answers completion/complete: the Completer of the named
 // argument, its values capped at 100. An argument without a Completer has
 // no suggestions (an empty list, not an error: the client asked politely).
 func (m *completionMethods) complete(ctx context.Context, req *Request) *Response {
-	ref, resp := m.find(req)
+	t, resp := gatedTarget(ctx, req, m.target)
 	if resp != nil {
 		return resp
-	}
-	t := ref.target
-	if admittedTarget(ctx) != t && !req.Caller.Can(t.Permission) { // a middleware pointed it elsewhere
-		return deniedResponse(t)
 	}
 	creq, resp := completionRequest(req)
 	if resp != nil {
@@ -130,7 +119,7 @@ func (m *completionMethods) complete(ctx context.Context, req *Request) *Respons
 		return resp
 	}
 	var c Completion
-	if fn := ref.completers[creq.Argument]; fn != nil {
+	if fn := completers(t)[creq.Argument]; fn != nil {
 		var err error
 		if c, err = fn(ctx, req.Caller, creq); err != nil {
 			var je *Error

@@ -3,7 +3,7 @@ package mcpmw
 import "context"
 
 // What a method may ask of its context: who is calling (CallerFrom), what
-// the handler admitted the request for (admittedTarget), its event stream
+// the handler admitted the request for (gatedTarget), its event stream
 // (streamFrom, for Progress, Log and a legacy Ask), and how to answer a
 // request whose client has gone (clientGone). The handler puts one
 // callInfo in the context of every call; the getters read it, and are
@@ -18,7 +18,9 @@ type ctxKey struct{ name string }
 // Log, and the tools/call gate.
 type callInfo struct {
 	caller   Caller
+	method   *Method // what the handler routed the request to; nil for a notification of none
 	target   *Target // what the handler admitted the request for, if anything
+	params   []byte  // the Params of the request admitted
 	stream   *stream // nil when the method may not stream
 	round    round   // a tools/call's round of asking (ask.go), when hasRound
 	hasRound bool
@@ -33,13 +35,11 @@ func callFrom(ctx context.Context) *callInfo {
 	return info
 }
 
-// admittedTarget returns the target the handler checked the caller's
-// permission and the request's headers for, or nil.
-func admittedTarget(ctx context.Context) *Target {
-	if info := callFrom(ctx); info != nil {
-		return info.target
-	}
-	return nil
+// admits reports whether req is the request the handler admitted for
+// info.target: of the same method, with the same Params (the very bytes,
+// as a middleware replaces Params and never changes them in place).
+func (info *callInfo) admits(req *Request) bool {
+	return info.target != nil && req.Method == info.method.Name && sameBytes(req.Params, info.params)
 }
 
 // clientGone answers a request whose client went away, or cancelled it

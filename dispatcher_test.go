@@ -442,3 +442,42 @@ func TestEveryTargetIsGatedAgainAfterARewrite(t *testing.T) {
 		assert.Contains(t, w.Body.String(), tc.forbidden, "%s: the writer may use it", tc.method)
 	}
 }
+
+// The handler routes a request once, before the middleware; a middleware
+// that rewrites the method gets the method it names, whose handler finds
+// and gates its own target (nothing the gate checked holds for another
+// method), and -32601 for a method the table does not have.
+func TestMiddlewareRewritingTheMethodIsRoutedToIt(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.AddTools(testTools()...)
+	toCall := func(method, params string) func(mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+			return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+				r := *req
+				r.Method, r.Params = method, json.RawMessage(params)
+				return next.Dispatch(ctx, &r)
+			})
+		}
+	}
+	for _, tc := range []struct {
+		method, params string
+		status         int
+		want           string
+		outcome        mcpmw.Outcome
+	}{
+		{"tools/call", `{"name":"echo","arguments":{"message":"rerouted"}}`, 200, `"text":"rerouted"`, mcpmw.OutcomeOK},
+		{"tools/call", `{"name":"write_it","arguments":{"message":"rerouted"}}`, 403, `the caller may not use tool \"write_it\"`, mcpmw.OutcomeDenied},
+		{"tools/cal", `{}`, 200, "Method not found: tools/cal", mcpmw.OutcomeError},
+	} {
+		a := &spy{}
+		h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{toCall(tc.method, tc.params)}})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", "tools/list", ""))
+		assert.Equal(t, tc.status, w.Code, "%s %s: %s", tc.method, tc.params, w.Body.String())
+		assert.Contains(t, w.Body.String(), tc.want)
+		require.Len(t, a.records(), 1)
+		assert.Equal(t, tc.outcome, a.records()[0].Outcome)
+		assert.Equal(t, "tools/list", a.records()[0].Method, "the record is of the request as sent")
+	}
+}

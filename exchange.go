@@ -24,18 +24,22 @@ type exchange struct {
 	caller   Caller          // set once authentication succeeded
 	authErr  error           // why authentication failed, if it did
 	env      envelope        // the body's JSON-RPC envelope, as far as it was read
+	target   string          // what the request names, as its method's Target found it (capped)
 	args     json.RawMessage // a tools/call's arguments, as sent
 	redact   *redaction      // the Sensitive pointers of the tool a tools/call names, if any
-	target   string          // the tool, prompt or resource URI the request names, as sent (capped)
-	req      *Request        // set once the request was parsed: &reqv
-	reqv     Request
-	info     callInfo        // what a method's context carries (see callKey)
-	observed context.Context // what Observer.Serve returned, if it was called
-	stream   *stream         // set when the method may stream: &streamv
-	streamv  stream
-	audited  bool // past admit: the request is audited
-	recorded bool
-	written  bool
+	// redactFor is the redaction of a tool by name, for a method whose
+	// target is a tool (Method.arguments); nil for the others, whose
+	// records carry no Tool and no Arguments.
+	redactFor func(tool string) *redaction
+	req       *Request // set once the request was parsed: &reqv
+	reqv      Request
+	info      callInfo        // what a method's context carries (see callKey)
+	observed  context.Context // what Observer.Serve returned, if it was called
+	stream    *stream         // set when the method may stream: &streamv
+	streamv   stream
+	audited   bool // past admit: the request is audited
+	recorded  bool
+	written   bool
 }
 
 // An answer is what the handler sends for one request: a JSON-RPC response
@@ -54,10 +58,11 @@ func refusal(status, code int, message string) *answer {
 	return &answer{status: status, resp: ErrorResponse(code, message)}
 }
 
-// answerTo turns a Dispatcher's Response into the answer for req: 202 for
+// answerTo turns a Dispatcher's Response into the answer for req, routed
+// to m (nil when no method serves it): 202 for
 // a notification, 403 for a denial, and a 500 for a result that is not a
 // JSON object (a middleware's mistake, logged).
-func (h *Handler) answerTo(req *Request, resp *Response) answer {
+func (h *Handler) answerTo(req *Request, m *Method, resp *Response) answer {
 	a := answer{resp: resp}
 	switch {
 	case req.IsNotification():
@@ -69,7 +74,7 @@ func (h *Handler) answerTo(req *Request, resp *Response) answer {
 	case resp.Error == nil && !resp.encoded && (jsonwire.KindOf(resp.Result) != jsonwire.KindObject || !json.Valid(resp.Result)):
 		a.resp = &Response{Error: &Error{Code: CodeInternalError, Message: "Internal error"}, Target: resp.Target,
 			Cause: fmt.Errorf("the Response to %q has a Result that is not a JSON object", req.Method)}
-	case resp.Error == nil && req.Method == "initialize" && h.sessionIDs:
+	case resp.Error == nil && m != nil && m.sessionID && h.sessionIDs:
 		// Options.LegacySessionIDs: a random id, never stored or read.
 		var b [16]byte
 		_, _ = rand.Read(b[:])

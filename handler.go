@@ -19,7 +19,6 @@ const defaultMaxBody = 4 << 20
 // any path of any router. Each POST is answered on its own; nothing is kept
 // between requests, so any instance can answer any request.
 type Handler struct {
-	reg        *Registry // for the Sensitive arguments of the tool a record names
 	authn      Authenticator
 	auditor    Auditor
 	limiter    RateLimiter
@@ -64,7 +63,6 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	checkOptionalHooks(opts)
 	o := withDefaults(opts)
 	h := &Handler{
-		reg:        reg,
 		authn:      authn,
 		auditor:    auditor,
 		limiter:    o.RateLimit,
@@ -296,71 +294,79 @@ func (h *Handler) serve(x *exchange) answer {
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req
 	a = parseRequest(req, env, caller, x.r.Header, h.endpointOf(x.r))
+	rt := h.methods.route(req)
 	// What the client named and sent, for the record, whatever a
 	// middleware makes of the request later.
-	switch req.Method {
-	case "tools/call":
-		x.args = req.Param("arguments")
-		if name, ok := req.StringParam("name"); ok {
-			x.target, x.redact = capEcho(name), h.reg.toolRedaction(name)
-		}
-	case "prompts/get":
-		if name, ok := req.StringParam("name"); ok {
-			x.target = capEcho(name)
-		}
-	case "resources/read":
-		if uri, ok := req.StringParam("uri"); ok {
-			x.target = capEcho(uri)
-		}
-	}
+	x.target, x.args, x.redact, x.redactFor = named(req, rt)
 	if a != nil {
 		return *a
 	}
 	if a := checkRevision(req, x.r.Header); a != nil {
 		return *a
 	}
-	return h.route(x, req)
+	return h.admitAndCall(x, req, rt)
 }
 
-// route finds the request's method and target and checks the caller's
-// permission and the request's headers against them, then dispatches.
-func (h *Handler) route(x *exchange, req *Request) answer {
+// named is what the record says a request acted on, as its method's
+// Target found it: the target's name (capped), or the name the refusal
+// gave; and, for a method whose target is a tool, its arguments as sent
+// with the tool's redaction.
+func named(req *Request, rt route) (target string, args []byte, redact *redaction, redactFor func(string) *redaction) {
+	switch {
+	case rt.target != nil:
+		target = capEcho(rt.target.Name)
+	case rt.missed != nil:
+		target = rt.missed.Target
+	}
+	if m := rt.method; m != nil && m.arguments != nil {
+		args, redact, redactFor = req.Param("arguments"), m.arguments(target), m.arguments
+	}
+	return target, args, redact, redactFor
+}
+
+// admitAndCall answers a request routed to rt: -32601 for a method not
+// served, else the permission gate and the header checks for its target
+// (admitTarget), then the call. A notification has no gate: nothing can
+// be refused to it.
+func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 	if req.IsNotification() {
-		return h.call(x, req, nil, nil)
+		return h.call(x, req, rt.method, nil)
 	}
-	m, resp := h.methods.route(req)
-	if resp != nil {
-		return h.answerTo(req, resp)
+	if rt.notFound != nil {
+		return h.answerTo(req, nil, rt.notFound)
 	}
-	target, a := admitTarget(req, m, h.metadata)
+	target, a := admitTarget(req, rt, h.metadata)
 	if a != nil {
 		return *a
 	}
-	return h.call(x, req, m, target)
+	return h.call(x, req, rt.method, target)
 }
 
-// call dispatches the request through the middleware to its method, with
-// an event stream ready when the method may use one, and turns the
+// call dispatches the request through the middleware to its method m,
+// with an event stream ready when the method may use one, and turns the
 // Response into the answer. On the legacy revisions a request of any
 // method that can block is in flight while it runs, so that a
 // notifications/cancelled naming its id cancels its context, whatever the
-// method (inflight.go).
+// method (inflight.go). A notification gets none of these: its answer is
+// a 202 (m may be nil: Dispatch accepts it).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
-	x.info = callInfo{caller: req.Caller, target: target}
-	if m != nil && m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {
-		x.stream = &x.streamv
-		x.info.stream = x.stream
-	}
+	x.info = callInfo{caller: req.Caller, method: m, target: target, params: req.Params}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
-	if m != nil && !m.quick && req.revision().cancelsByNotification() {
-		var done func()
-		ctx, done = h.inflight.add(ctx, req)
-		defer done()
-	}
-	if m != nil && m.listens {
-		var a *answer
-		if ctx, a = x.openListen(ctx); a != nil {
-			return *a
+	if m != nil && !req.IsNotification() {
+		if m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {
+			x.stream = &x.streamv
+			x.info.stream = x.stream
+		}
+		if !m.quick && req.revision().cancelsByNotification() {
+			var done func()
+			ctx, done = h.inflight.add(ctx, req)
+			defer done()
+		}
+		if m.listens {
+			var a *answer
+			if ctx, a = x.openListen(ctx); a != nil {
+				return *a
+			}
 		}
 	}
 	if h.observer != nil {
@@ -372,7 +378,7 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		resp = ErrorResponse(CodeInternalError, "Internal error")
 		resp.Cause = fmt.Errorf("dispatcher returned a nil Response for %q", req.Method)
 	}
-	return h.answerTo(req, resp)
+	return h.answerTo(req, m, resp)
 }
 
 // listenCall is what call gives the listen method: the stream to write

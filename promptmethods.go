@@ -76,16 +76,14 @@ func (p *promptMethods) find(req *Request) (*promptEntry, *Response) {
 
 // get answers prompts/get: read the arguments, run Get, encode the
 // messages. The handler checked the caller's permission for the prompt
-// before the middleware ran; when a middleware has since pointed the
-// request at another prompt, that one is checked here.
+// before the middleware ran; when a middleware has since rewritten the
+// request, its prompt is checked here (gatedTarget).
 func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
-	e, resp := p.find(req)
+	target, resp := gatedTarget(ctx, req, p.target)
 	if resp != nil {
 		return resp
 	}
-	if admittedTarget(ctx) != &e.target && !req.Caller.Can(e.Permission) {
-		return deniedResponse(&e.target)
-	}
+	e := target.found.(*promptEntry)
 	args, resp := promptArgs(e, req.Param("arguments"))
 	if resp != nil {
 		return resp
@@ -98,7 +96,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	if ctx.Err() != nil {
 		return clientGone(ctx, e.Name)
 	}
-	if resp, asked := p.asking.inputRequired(req, e.Name, rnd, err); asked {
+	if resp, asked := p.asking.inputRequired(req, target, rnd, err); asked {
 		return resp
 	}
 	if err != nil {

@@ -51,26 +51,26 @@ func TestPromptChangesReachWatchers(t *testing.T) {
 	assert.Equal(t, 0, reg.NumTools(), "prompts are not tools")
 }
 
-// promptByName gives completion/complete the prompt's target and completers.
+// promptByName gives completion/complete the prompt's target, and so its
+// completers.
 func TestPromptByName(t *testing.T) {
 	t.Parallel()
 	var reg Registry
-	_, _, ok := reg.promptByName("topic")
-	assert.False(t, ok, "the zero Registry has no prompts")
+	assert.Nil(t, reg.promptByName("topic"), "the zero Registry has no prompts")
 	complete := func(context.Context, Caller, CompletionRequest) (Completion, error) {
 		return Completion{Values: []string{"go"}}, nil
 	}
 	reg.AddPrompts(Prompt{Name: "topic", Permission: "read", Get: nopPrompt,
 		Arguments: []PromptArgument{{Name: "lang"}}, Complete: map[string]Completer{"lang": complete}})
-	target, completers, ok := reg.promptByName("topic")
-	require.True(t, ok)
-	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read"}, *target)
+	target := reg.promptByName("topic")
+	require.NotNil(t, target)
+	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read", found: target.found}, *target)
+	completers := completers(target)
 	require.Contains(t, completers, "lang")
 	c, err := completers["lang"](context.Background(), nil, CompletionRequest{Argument: "lang"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"go"}, c.Values)
-	_, _, ok = reg.promptByName("lang")
-	assert.False(t, ok)
+	assert.Nil(t, reg.promptByName("lang"))
 }
 
 // A page of the prompts table is cached per permission set, as tools/list

@@ -314,6 +314,7 @@ func prepare(t Tool) *entry {
 	}
 	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
 		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in, red)}}
+	e.target.found = e
 	if len(t.RequiredClientCapabilities) > 0 {
 		e.target.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
 	}

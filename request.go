@@ -149,8 +149,12 @@ func (p *parsedParams) read(params []byte) {
 
 // current reports whether p is a reading of params: the same bytes, not
 // merely equal ones. (Empty params have no members, read or not.)
-func (p *parsedParams) current(params []byte) bool {
-	return len(p.of) == len(params) && (len(params) == 0 || &p.of[0] == &params[0])
+func (p *parsedParams) current(params []byte) bool { return sameBytes(p.of, params) }
+
+// sameBytes reports whether a and b are the same bytes, not merely equal
+// ones. (Empty slices are the same.)
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // param returns the raw value of the named top-level member of r.Params.

@@ -236,61 +236,48 @@ type readTarget struct {
 	vars map[string]string
 }
 
-// permission is what a caller must hold to read it: the direct
-// resource's, or the template's.
-func (rt *readTarget) permission() Permission {
-	if rt.res != nil {
-		return rt.res.Permission
-	}
-	return rt.tmpl.Permission
+// templateRead is the target of a read through a template: the URI read,
+// gated by the template's permission, and what the read needs. Its
+// Target's found is the templateRead itself.
+type templateRead struct {
+	target Target
+	read   readTarget
 }
 
-// target is what the gate checks the caller against and the record
-// names.
-func (rt *readTarget) target() *Target {
-	if rt.res != nil {
-		return &rt.res.target
+// readTargetOf is what t, a target m.target found, names.
+func readTargetOf(t *Target) readTarget {
+	if e, ok := t.found.(*resourceEntry); ok {
+		return readTarget{uri: e.URI, res: e}
 	}
-	return &Target{Kind: "resource", Name: rt.uri, Permission: rt.tmpl.Permission}
+	return t.found.(*templateRead).read
 }
 
-// find finds what a resources/read names, by the normal form of its URI
-// (the one view of a URI every lookup and match shares): a resource added
-// under that URI, in any spelling, else the first template the URI
-// matches, with its values when withVars. A string with no normal form
-// is -32602.
-func (m *resourceMethods) find(req *Request, withVars bool) (readTarget, *Response) {
+// target finds what a resources/read names, by the normal form of its
+// URI (the one view of a URI every lookup and match shares): a resource
+// added under that URI, in any spelling, else the first template the URI
+// matches, with its values. A string with no normal form is -32602.
+func (m *resourceMethods) target(req *Request) (*Target, *Response) {
 	raw, resp := readURI(req)
 	if resp != nil {
-		return readTarget{}, resp
+		return nil, resp
 	}
 	uri, err := normalURI(raw)
 	if err != nil {
 		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.uri is not a URI: "+err.Error())
 		resp.Target = capEcho(raw)
-		return readTarget{}, resp
+		return nil, resp
 	}
 	tab := m.reg.resources()
 	if e := tab.res.byKey[uri]; e != nil {
-		return readTarget{uri: e.URI, res: e}, nil
+		return &e.target, nil
 	}
-	var vars map[string]string
-	if withVars {
-		vars = map[string]string{}
-	}
+	vars := map[string]string{}
 	if t := tab.matchTemplate(uri, vars); t != nil {
-		return readTarget{uri: uri, tmpl: t, vars: vars}, nil
+		tr := &templateRead{target: Target{Kind: "resource", Name: uri, Permission: t.Permission}, read: readTarget{uri: uri, tmpl: t, vars: vars}}
+		tr.target.found = tr
+		return &tr.target, nil
 	}
-	return readTarget{}, resourceNotFound(req, uri)
-}
-
-// target finds the resource a resources/read names, for the gate.
-func (m *resourceMethods) target(req *Request) (*Target, *Response) {
-	rt, resp := m.find(req, false)
-	if resp != nil {
-		return nil, resp
-	}
-	return rt.target(), nil
+	return nil, resourceNotFound(req, uri)
 }
 
 // resourceNotFound is the answer to a read of a URI that names nothing:
@@ -311,21 +298,14 @@ func resourceNotFound(req *Request, uri string) *Response {
 }
 
 // read answers resources/read. The handler checked the caller's permission
-// before the middleware ran; when a middleware has since pointed the
-// request elsewhere, the permission is checked again here.
+// before the middleware ran; when a middleware has since rewritten the
+// request, what it names is checked here (gatedTarget).
 func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
-	rt, resp := m.find(req, true)
+	t, resp := gatedTarget(ctx, req, m.target)
 	if resp != nil {
 		return resp
 	}
-	// The gate checked the permission of what the request named; a
-	// middleware may since have pointed it at a resource that needs
-	// another (or the method was called without the gate).
-	if at := admittedTarget(ctx); at == nil || at.Permission != rt.permission() {
-		if !req.Caller.Can(rt.permission()) {
-			return deniedResponse(rt.target())
-		}
-	}
+	rt := readTargetOf(t)
 	uri := rt.uri
 	if rt.tmpl != nil {
 		if name, why := rt.tmpl.tmpl.BadValue(rt.vars); name != "" {
@@ -349,7 +329,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	if ctx.Err() != nil {
 		return clientGone(ctx, capEcho(uri))
 	}
-	if resp, asked := m.asking.inputRequired(req, uri, rnd, err); asked {
+	if resp, asked := m.asking.inputRequired(req, t, rnd, err); asked {
 		resp.Target = capEcho(uri)
 		return resp
 	}

@@ -23,7 +23,7 @@ type toolMethods struct {
 func (t *toolMethods) methods() []Method {
 	return []Method{
 		{Name: "tools/list", Capability: "tools", Handle: t.list, quick: true},
-		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call},
+		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call, arguments: t.reg.toolRedaction},
 	}
 }
 
@@ -72,21 +72,14 @@ func (t *toolMethods) find(req *Request) (*entry, *Response) {
 
 // call answers tools/call: run the tool, encode its result. The handler
 // checked the caller's permission for the tool before the middleware ran;
-// when a middleware has since pointed the request at another tool, that
-// one is checked here (the list was a courtesy; the call check is the gate).
+// when a middleware has since rewritten the request, its tool is checked
+// here (gatedTarget: the list was a courtesy; the call check is the gate).
 func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
-	e, resp := t.find(req)
+	target, resp := gatedTarget(ctx, req, t.target)
 	if resp != nil {
 		return resp
 	}
-	if admittedTarget(ctx) != &e.target {
-		if !req.Caller.Can(e.Permission) {
-			return deniedResponse(&e.target)
-		}
-		if resp := clientCapabilityError(&e.target, req); resp != nil {
-			return resp
-		}
-	}
+	e := target.found.(*entry)
 	ctx, rnd, resp := t.asking.begin(ctx, req, e.Name)
 	if resp != nil {
 		return resp
@@ -95,7 +88,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient { // a cancelled tool answers isError, below
 		return clientGone(ctx, e.Name)
 	}
-	if resp, asked := t.asking.inputRequired(req, e.Name, rnd, err); asked {
+	if resp, asked := t.asking.inputRequired(req, target, rnd, err); asked {
 		return resp
 	}
 	if err != nil {
