@@ -261,16 +261,12 @@ func (a *asking) inputRequired(req *Request, t *Target, rnd *round, err error) (
 	target := t.Name
 	if len(rnd.asked) == 0 {
 		kind := t.kind()
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Summary = capEcho(target), kind+" mistake: returned ErrInputRequired without calling Ask"
-		resp.Cause = fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err)
-		return resp, true
+		return internalError(capEcho(target), fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err),
+			kind+" mistake: returned ErrInputRequired without calling Ask"), true
 	}
 	body, err := rnd.inputRequired(req, a.ring, target, a.ad.serverMeta)
 	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = capEcho(target), err
-		return resp, true
+		return internalError(capEcho(target), err, ""), true
 	}
 	return &Response{Result: body, Target: capEcho(target), Outcome: OutcomeInputRequired, encoded: true,
 		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input" + plural(len(rnd.asked))}, true

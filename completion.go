@@ -126,9 +126,7 @@ func (m *completionMethods) complete(ctx context.Context, req *Request) *Respons
 			if errors.As(err, &je) {
 				return &Response{Error: je, Target: t.Name, Summary: capEcho(je.Message)}
 			}
-			resp := ErrorResponse(CodeInternalError, "Internal error")
-			resp.Target, resp.Cause, resp.Summary = t.Name, err, "completer failed: "+capEcho(err.Error())
-			return resp
+			return failed(t.Name, "completer", err)
 		}
 	}
 	body := appendCompletion(nil, &c, req.revision(), m.ad.serverMeta)
@@ -183,17 +181,20 @@ func completionRequest(req *Request) (CompletionRequest, *Response) {
 
 // appendCompletion encodes a CompleteResult: at most 100 values, total
 // when known (never less than what is sent), hasMore when values were cut
-// or the Completer said so.
+// or the Completer said so. A nil dst is one sized to fit.
 func appendCompletion(dst []byte, c *Completion, rev revision, serverMeta []byte) []byte {
 	values, more := c.Values, c.HasMore
 	if len(values) > maxCompletionValues {
 		values, more = values[:maxCompletionValues], true
 	}
-	if rev.envelope() {
-		dst = append(dst, `{"resultType":"complete","completion":{"values":[`...)
-	} else {
-		dst = append(dst, `{"completion":{"values":[`...)
+	if dst == nil {
+		size := 96 + len(serverMeta)
+		for _, v := range values {
+			size += len(v) + 3
+		}
+		dst = make([]byte, 0, size)
 	}
+	dst = append(openResult(dst, rev), `"completion":{"values":[`...)
 	for i, v := range values {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -208,12 +209,7 @@ func appendCompletion(dst []byte, c *Completion, rev revision, serverMeta []byte
 	if more {
 		dst = append(dst, `,"hasMore":true`...)
 	}
-	dst = append(dst, '}')
-	if rev.envelope() {
-		dst = append(dst, ',')
-		dst = append(dst, serverMeta...)
-	}
-	return append(dst, '}')
+	return closeResult(append(dst, '}'), rev, serverMeta)
 }
 
 // hasCompleters reports whether some prompt or resource template of the

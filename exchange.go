@@ -72,8 +72,7 @@ func (h *Handler) answerTo(req *Request, m *Method, resp *Response) answer {
 	case resp.Outcome == OutcomeDenied && resp.Error != nil:
 		a.status, a.header = http.StatusForbidden, http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope"`}}
 	case resp.Error == nil && !resp.encoded && (jsonwire.KindOf(resp.Result) != jsonwire.KindObject || !json.Valid(resp.Result)):
-		a.resp = &Response{Error: &Error{Code: CodeInternalError, Message: "Internal error"}, Target: resp.Target,
-			Cause: fmt.Errorf("the Response to %q has a Result that is not a JSON object", req.Method)}
+		a.resp = internalError(resp.Target, fmt.Errorf("the Response to %q has a Result that is not a JSON object", req.Method), "")
 	case resp.Error == nil && m != nil && m.sessionID && h.sessionIDs:
 		// Options.LegacySessionIDs: a random id, never stored or read.
 		var b [16]byte

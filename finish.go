@@ -327,8 +327,7 @@ func (x *exchange) recoverPanic() {
 	}
 	x.h.logger.LogAttrs(x.r.Context(), slog.LevelError, "mcpmw: panic while serving a request",
 		slog.Any("panic", v), slog.String("method", capEcho(x.env.method)), slog.String("stack", string(debug.Stack())))
-	a := refusal(0, CodeInternalError, "Internal error")
-	a.resp.Summary = "panic: " + capEcho(fmt.Sprint(v))
+	a := &answer{resp: internalError("", nil, "panic: "+capEcho(fmt.Sprint(v)))}
 	x.seal()
 	x.report(a)
 	x.writeAfterPanic(a)

@@ -375,8 +375,7 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 	}
 	resp := h.dispatch.Dispatch(ctx, req)
 	if resp == nil {
-		resp = ErrorResponse(CodeInternalError, "Internal error")
-		resp.Cause = fmt.Errorf("dispatcher returned a nil Response for %q", req.Method)
+		resp = internalError("", fmt.Errorf("dispatcher returned a nil Response for %q", req.Method), "")
 	}
 	return h.answerTo(req, m, resp)
 }

@@ -576,7 +576,7 @@ func mayHear(caller Caller, permission Permission, audience string) bool {
 // subscription: complete, with the subscription id and serverInfo.
 func (l *listening) result(id []byte) *Response {
 	inner := l.ad.serverMeta[len(`"_meta":{`) : len(l.ad.serverMeta)-1] // the serverInfo member
-	b := append(make([]byte, 0, 96+len(id)+len(inner)), `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`...)
+	b := append(openResult(make([]byte, 0, 96+len(id)+len(inner)), rev20260728), `"_meta":{"io.modelcontextprotocol/subscriptionId":`...)
 	b = append(b, id...)
 	b = append(append(b, ','), inner...)
 	return &Response{Result: append(b, "}}"...), encoded: true}

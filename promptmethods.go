@@ -32,13 +32,13 @@ func (p *promptMethods) methods() []Method {
 // list answers prompts/list with the prompts the caller may use, in
 // registration order, one page at a time, like tools/list.
 func (p *promptMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, "prompts:")
+	off, resp := listCursor(req, promptsList)
 	if resp != nil {
 		return resp
 	}
 	f := pageFormat{size: p.pageSize, ttlMs: p.ttl.Milliseconds(), serverMeta: p.ad.serverMeta}
 	tab := p.reg.promptTable()
-	return cachedPage(f, "prompts", tab.list, tab.perms, p.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
+	return cachedPage(f, promptsList, tab.list, tab.perms, p.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
 }
 
 // target finds the prompt a prompts/get names.
@@ -104,9 +104,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	}
 	body, err := encodePromptResult(&res, req.revision(), p.ad.serverMeta)
 	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = e.Name, fmt.Errorf("prompt %q: %w", e.Name, err), "prompt failed: "+capEcho(err.Error())
-		return resp
+		return internalError(e.Name, fmt.Errorf("prompt %q: %w", e.Name, err), "prompt failed: "+capEcho(err.Error()))
 	}
 	return &Response{Result: body, Target: e.Name, encoded: true,
 		Summary: "got prompt " + e.Name + ": " + strconv.Itoa(len(res.Messages)) + " message" + plural(len(res.Messages))}
@@ -171,9 +169,7 @@ func promptError(prompt string, redact bool, err error) *Response {
 		resp.Target, resp.Summary = prompt, capEcho(ke.Error())
 		return resp
 	default:
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = prompt, err, "prompt failed: "+capEcho(err.Error())
-		return resp
+		return failed(prompt, "prompt", err)
 	}
 }
 
@@ -191,12 +187,7 @@ func encodePromptResult(r *PromptResult, v revision, serverMeta []byte) ([]byte,
 		c := &r.Messages[i].Content
 		size += 80 + len(c.Text) + len(c.URI) + len(c.Data)*4/3
 	}
-	dst := make([]byte, 0, size)
-	if v.envelope() {
-		dst = append(dst, `{"resultType":"complete",`...)
-	} else {
-		dst = append(dst, '{')
-	}
+	dst := openResult(make([]byte, 0, size), v)
 	if r.Description != "" {
 		dst = append(dst, `"description":`...)
 		dst = jsonwire.AppendString(dst, r.Description)
@@ -220,10 +211,5 @@ func encodePromptResult(r *PromptResult, v revision, serverMeta []byte) ([]byte,
 		}
 		dst = append(dst, '}')
 	}
-	dst = append(dst, ']')
-	if v.envelope() {
-		dst = append(dst, ',')
-		dst = append(dst, serverMeta...)
-	}
-	return append(dst, '}'), nil
+	return closeResult(append(dst, ']'), v, serverMeta), nil
 }

@@ -30,13 +30,13 @@ func (t *toolMethods) methods() []Method {
 // list answers tools/list with the tools the caller may use, in
 // registration order, one page at a time.
 func (t *toolMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, "tools:")
+	off, resp := listCursor(req, toolsList)
 	if resp != nil {
 		return resp
 	}
 	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
 	tab := t.reg.table()
-	return cachedPage(f, "tools", tab.list, tab.perms, t.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
+	return cachedPage(f, toolsList, tab.list, tab.perms, t.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
 }
 
 // target finds the tool a tools/call names.
@@ -96,9 +96,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 	}
 	body, err := encodeToolResult(&res, req.revision(), t.ad.serverMeta)
 	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = e.Name, err, "tool failed: its result cannot be sent: "+capEcho(err.Error())
-		return resp
+		return internalError(e.Name, err, "tool failed: its result cannot be sent: "+capEcho(err.Error()))
 	}
 	resp = &Response{Result: body, Target: e.Name, Summary: "ok", encoded: true}
 	if res.IsError {
@@ -154,8 +152,6 @@ func (t *toolMethods) toolError(req *Request, tool string, redact bool, err erro
 	case errors.As(err, &je):
 		return &Response{Error: je, Target: tool, Summary: capEcho(je.Message)}
 	default:
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = tool, err, "tool failed: "+capEcho(err.Error())
-		return resp
+		return failed(tool, "tool", err)
 	}
 }
