@@ -362,9 +362,8 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 			ctx, done = h.inflight.add(ctx, req)
 			defer done()
 		}
-		if m.listens {
-			var a *answer
-			if ctx, a = x.openListen(ctx); a != nil {
+		if m.Lifetime == LifetimeStream {
+			if a := x.openLasting(); a != nil {
 				return *a
 			}
 		}
@@ -374,47 +373,51 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		x.observed = ctx
 	}
 	resp := h.dispatch.Dispatch(ctx, req)
+	if resp != nil && resp.Then != nil {
+		resp = x.outlive(ctx, resp)
+	}
 	if resp == nil {
 		resp = internalError("", fmt.Errorf("dispatcher returned a nil Response for %q", req.Method), "")
 	}
 	return h.answerTo(req, m, resp)
 }
 
-// listenCall is what call gives the listen method: the stream to write
-// and the way to make the request's record when the stream opens.
-type listenCall struct {
-	stream *stream
-	record func(*Response)
-}
-
-var listenKey = &ctxKey{"listen"}
-
-// openListen readies the exchange of a subscriptions/listen request, whose
-// answer is an event stream: a client whose Accept header rules one out
-// is refused with 406 (no Accept header means anything goes), and one that
-// comes after Close with 503. It reads the body to its end, so that
-// net/http watches the connection and cancels the request's context when
-// the client goes.
-func (x *exchange) openListen(ctx context.Context) (context.Context, *answer) {
+// openLasting readies the exchange of a request whose answer is an event
+// stream that outlives its record (LifetimeStream): a client whose Accept
+// header rules one out is refused with 406 (no Accept header means
+// anything goes), and one that comes after Close with 503. It reads the
+// body to its end, so that net/http watches the connection and cancels
+// the request's context when the client goes, and opens the stream.
+func (x *exchange) openLasting() *answer {
 	if len(x.r.Header.Values("Accept")) > 0 && !acceptsEventStream(x.r.Header) {
-		return ctx, refusal(http.StatusNotAcceptable, CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with an event stream; send Accept: text/event-stream")
+		return refusal(http.StatusNotAcceptable, CodeInvalidRequest, "Not Acceptable: "+capEcho(x.req.Method)+" answers with an event stream; send Accept: text/event-stream")
 	}
 	if x.h.hub.isClosed() {
 		a := refusal(http.StatusServiceUnavailable, CodeInvalidRequest, "Service unavailable: the server is shutting down; listen again")
 		a.header = http.Header{"Retry-After": {"1"}}
-		return ctx, a
+		return a
 	}
 	var b [1]byte
 	_, _ = x.r.Body.Read(b[:])
 	x.streamv.w = x.w
 	x.stream = &x.streamv
-	return context.WithValue(ctx, listenKey, &listenCall{stream: x.stream, record: x.recordNow}), nil
+	x.info.stream = x.stream
+	return nil
 }
 
-// recordNow makes the request's record before its answer: resp stands in
-// for it. A listen stream may stay open for hours, and its record says it
-// was opened, when it was; finish then makes none.
-func (x *exchange) recordNow(resp *Response) { x.report(&answer{resp: resp}) }
+// outlive serves the rest of a stream that outlives its record: opened is
+// the Response the record is made of, made now, as the stream opens; its
+// Then serves the stream, and the Response it returns is the stream's
+// last event. A Then without a stream of its own (a method not of
+// LifetimeStream, or one a middleware dispatched to) is the method's
+// mistake.
+func (x *exchange) outlive(ctx context.Context, opened *Response) *Response {
+	if x.stream == nil || x.info.method == nil || x.info.method.Lifetime != LifetimeStream {
+		return internalError(opened.Target, errors.New("a Response with Then from a method whose Lifetime is not LifetimeStream"), "")
+	}
+	x.report(&answer{resp: opened})
+	return opened.Then(ctx)
+}
 
 // endpointOf names the endpoint r arrived at, as the requestState of its
 // rounds is bound to it: Options.Endpoint, or else the paths r names.

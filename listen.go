@@ -449,33 +449,38 @@ func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
 	if l.served == 0 {
 		return methods, false
 	}
-	return append(methods, Method{Name: "subscriptions/listen", Revisions: modernOnly, Handle: l.handle, extends: listenExtends, listens: true}), true
+	return append(methods, Method{Name: "subscriptions/listen", Revisions: modernOnly, Lifetime: LifetimeStream, Handle: l.handle, extends: listenExtends}), true
 }
 
-// handle serves one subscriptions/listen request, for as long as its
-// stream stays open.
+// handle opens one subscriptions/listen stream: it reads what the client
+// asks for and answers with the Response the request's record is made
+// of, whose Then serves the stream for as long as it stays open (the
+// method's Lifetime is LifetimeStream).
 func (l *listening) handle(ctx context.Context, req *Request) *Response {
 	if req.IsNotification() {
 		return accepted("subscriptions/listen sent as a notification: nothing to answer on")
 	}
-	lc, _ := ctx.Value(listenKey).(*listenCall)
-	if lc == nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Cause = errors.New("subscriptions/listen was dispatched without its stream")
-		return resp
+	s := streamFrom(ctx)
+	if s == nil {
+		return internalError("", errors.New("subscriptions/listen was dispatched without its stream"), "")
 	}
 	lis, honoured, summary, resp := l.parse(req)
 	if resp != nil {
 		return resp
 	}
-	if !l.hub.add(lis) {
-		return ErrorResponse(CodeInvalidRequest, "Service unavailable: the server is shutting down; listen again")
-	}
-	defer l.hub.remove(lis)
-	lc.record(&Response{Summary: summary})
+	return &Response{Summary: summary, Then: func(ctx context.Context) *Response {
+		if !l.hub.add(lis) {
+			return l.result(req.ID) // Close came first: the subscription has ended
+		}
+		defer l.hub.remove(lis)
+		return l.serve(ctx, s, lis, req.ID, honoured)
+	}}
+}
 
-	s := lc.stream
-	id := req.ID
+// serve writes the stream of lis, the listener of the request id, until
+// it ends: the acknowledgement of what it honoured, then its events and
+// keep-alive comments, and the result when the server ends it.
+func (l *listening) serve(ctx context.Context, s *stream, lis *listener, id, honoured []byte) *Response {
 	ack := append(make([]byte, 0, 160+len(honoured)+len(id)), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
 	ack = append(ack, honoured...)
 	ack = appendSubscriptionMeta(append(ack, ','), id)
@@ -500,34 +505,39 @@ func (l *listening) handle(ctx context.Context, req *Request) *Response {
 	}
 	var places []int
 	for {
+		var err error
 		select {
 		case <-lis.wake:
 			var ended bool
-			places, ended = l.take(lis, places[:0])
-			if ended {
+			if places, ended = l.take(lis, places[:0]); ended {
 				return l.result(id) // Close: end with the result
 			}
-			for _, p := range places {
-				if err := s.send(ctx, lis.appendNotification(make([]byte, 0, 160+len(id)), id, p)); err != nil {
-					s.abandon()
-					return l.result(id)
-				}
-			}
+			err = l.sendAll(ctx, s, lis, id, places)
 		case <-tick:
-			if err := s.keepAlive(ctx); err != nil {
-				s.abandon()
-				return l.result(id)
-			}
+			err = s.keepAlive(ctx)
 		case <-lifetime:
 			// The caller was authenticated when the stream opened; the
 			// result ends it cleanly, and the client, listening again,
 			// shows fresh credentials (a revoked token hears no more).
 			return l.result(id)
 		case <-ctx.Done():
-			s.abandon() // the client has gone: nothing more to write
+			err = ctx.Err() // the client has gone: nothing more to write
+		}
+		if err != nil {
+			s.abandon()
 			return l.result(id)
 		}
 	}
+}
+
+// sendAll writes the notifications at places of lis's queue.
+func (l *listening) sendAll(ctx context.Context, s *stream, lis *listener, id []byte, places []int) error {
+	for _, p := range places {
+		if err := s.send(ctx, lis.appendNotification(make([]byte, 0, 160+len(id)), id, p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lifetimeOf is how long one stream may last under the maximum d: d less

@@ -41,6 +41,11 @@ type Method struct {
 	// before the answer, when the client asked for them. Without it they
 	// are dropped and the answer is plain JSON.
 	Streams bool
+	// Lifetime says how long the answer to a request lasts: the zero
+	// value, LifetimeCall, for an answer decided when Handle returns;
+	// LifetimeStream for an event stream that outlives the request's
+	// audit record (see Lifetime).
+	Lifetime Lifetime
 	// Target, when set, finds what a request acts on (a tool, a prompt, a
 	// resource) before anything else is done with it, so that the caller's
 	// permission for it is checked first and the request's headers are
@@ -63,9 +68,6 @@ type Method struct {
 	// resources subscribe) on 2026-07-28 only, the one revision with a
 	// stream to deliver them on.
 	extends map[string]map[string]any
-	// listens marks subscriptions/listen: its answer is a long-lived event
-	// stream, recorded when it opens (listen.go).
-	listens bool
 	// quick marks a built-in method that runs no application code beyond
 	// Caller.Can and never waits: a legacy notifications/cancelled has
 	// nothing of it to stop, so its calls are not registered in flight.
@@ -82,6 +84,32 @@ type Method struct {
 	// its answer carries a random Mcp-Session-Id.
 	sessionID bool
 }
+
+// A Lifetime is how long the answer to a request of a Method lasts, and so
+// when the request's audit record is made.
+type Lifetime uint8
+
+const (
+	// LifetimeCall is the default: the answer (one JSON response, or with
+	// Streams the call's notifications, then its response) is decided
+	// when Handle returns, and the record is made then, before the answer
+	// is written.
+	LifetimeCall Lifetime = iota
+	// LifetimeStream makes the answer an event stream that outlives the
+	// request's record: a subscription (subscriptions/listen) or the
+	// notifications of work that goes on, open for minutes or hours. Its
+	// record must say when and how it was opened rather than wait for an
+	// end that may never come. The handler refuses a request whose Accept header rules out
+	// text/event-stream with 406, and every request with 503 once
+	// Handler.Close was called, before Handle runs; it opens the stream,
+	// and reads the body to its end so that the request's context ends
+	// when the client goes. Handle returns the Response the record is made
+	// of, with Then set to what serves the stream: the handler makes the
+	// record, then calls Then, and sends the Response it returns as the
+	// stream's last event. A Response without Then is the answer, as for
+	// LifetimeCall.
+	LifetimeStream
+)
 
 // A Target is what a request acts on, as a Method's Target func finds it:
 // its name for the audit record, the permission a caller needs, and what

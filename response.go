@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -30,6 +31,12 @@ type Response struct {
 	// Cause is a server-side problem behind an error, for the log: it is
 	// logged with the request and never sent to the client.
 	Cause error
+	// Then, in the Response of a Method whose Lifetime is LifetimeStream,
+	// serves the rest of its stream: the handler makes the record of this
+	// Response (the stream's opening), then calls Then with the request's
+	// context, and sends the Response it returns as the stream's last
+	// event. Elsewhere it is a mistake: the answer is -32603.
+	Then func(ctx context.Context) *Response
 
 	// encoded marks a Result this package encoded for the request's
 	// revision: valid JSON, complete, written as it is without being
