@@ -221,10 +221,10 @@ func asksClient(err error) bool {
 	return errors.Is(err, ErrInputRequired) && !errors.As(err, &je) && !errors.As(err, &ae)
 }
 
-// asking is what a method whose handlers may Ask (tools/call,
+// rounds is what a method whose handlers may Ask (tools/call,
 // prompts/get, resources/read) shares: the ring sealing round state, the
 // legacy asker, and the serverInfo of results.
-type asking struct {
+type rounds struct {
 	ring  *KeyRing       // seals the state of input_required rounds
 	asker *legacyAsker   // legacy calls asking their client over the stream
 	ad    *advertisement // for serverInfo in results
@@ -235,7 +235,7 @@ type asking struct {
 // round that cannot go on (a requestState that does not open). The
 // target is bound whole into the state, and capped wherever it is echoed:
 // a resource URI is the client's to make long.
-func (a *asking) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
+func (a *rounds) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
 	r, resp := readRound(req, a.ring, target)
 	if resp != nil {
 		return ctx, nil, resp
@@ -254,7 +254,7 @@ func (a *asking) begin(ctx context.Context, req *Request, target string) (contex
 // returns it) made a mistake: an input_required result with no
 // inputRequests would leave the client nothing to answer, so it is an
 // internal error, logged and recorded as the handler's.
-func (a *asking) inputRequired(req *Request, t *Target, rnd *round, err error) (resp *Response, asked bool) {
+func (a *rounds) inputRequired(req *Request, t *Target, rnd *round, err error) (resp *Response, asked bool) {
 	if err == nil || !asksClient(err) {
 		return nil, false
 	}

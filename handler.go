@@ -137,17 +137,17 @@ func checkOptionalHooks(opts *Options) {
 // the application's.
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "", h.inflight)
-	ask := &asking{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
+	ask := &rounds{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
-		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
+		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask}
 		methods = append(methods, t.methods()...)
 	}
 	if reg != nil && len(reg.promptTable().list) > 0 {
-		p := &promptMethods{reg: reg, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
+		p := &promptMethods{reg: reg, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask}
 		methods = append(methods, p.methods()...)
 	}
 	if reg != nil && reg.hasResources() {
-		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, asking: ask}
+		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, rounds: ask}
 		methods = append(methods, rm.methods()...)
 	}
 	if reg != nil && reg.hasCompleters() {

@@ -414,8 +414,8 @@ func (hb *hub) close() {
 	}
 }
 
-// listening serves subscriptions/listen for one handler.
-type listening struct {
+// listenMethods serves subscriptions/listen for one handler.
+type listenMethods struct {
 	hub         *hub
 	served      eventKinds // what the endpoint's capabilities can deliver
 	keepAlive   time.Duration
@@ -435,7 +435,7 @@ var listenExtends = map[string]map[string]any{
 // resources or prompts (there is nothing to listen to otherwise), and
 // reports whether it did. o has its defaults.
 func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
-	l := &listening{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
+	l := &listenMethods{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
 	for _, m := range methods {
 		switch m.Capability {
 		case "tools":
@@ -456,7 +456,7 @@ func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
 // asks for and answers with the Response the request's record is made
 // of, whose Then serves the stream for as long as it stays open (the
 // method's Lifetime is LifetimeStream).
-func (l *listening) handle(ctx context.Context, req *Request) *Response {
+func (l *listenMethods) handle(ctx context.Context, req *Request) *Response {
 	if req.IsNotification() {
 		return accepted("subscriptions/listen sent as a notification: nothing to answer on")
 	}
@@ -480,7 +480,7 @@ func (l *listening) handle(ctx context.Context, req *Request) *Response {
 // serve writes the stream of lis, the listener of the request id, until
 // it ends: the acknowledgement of what it honoured, then its events and
 // keep-alive comments, and the result when the server ends it.
-func (l *listening) serve(ctx context.Context, s *stream, lis *listener, id, honoured []byte) *Response {
+func (l *listenMethods) serve(ctx context.Context, s *stream, lis *listener, id, honoured []byte) *Response {
 	ack := append(make([]byte, 0, 160+len(honoured)+len(id)), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
 	ack = append(ack, honoured...)
 	ack = appendSubscriptionMeta(append(ack, ','), id)
@@ -531,7 +531,7 @@ func (l *listening) serve(ctx context.Context, s *stream, lis *listener, id, hon
 }
 
 // sendAll writes the notifications at places of lis's queue.
-func (l *listening) sendAll(ctx context.Context, s *stream, lis *listener, id []byte, places []int) error {
+func (l *listenMethods) sendAll(ctx context.Context, s *stream, lis *listener, id []byte, places []int) error {
 	for _, p := range places {
 		if err := s.send(ctx, lis.appendNotification(make([]byte, 0, 160+len(id)), id, p)); err != nil {
 			return err
@@ -552,7 +552,7 @@ func lifetimeOf(d time.Duration) time.Duration {
 // or ended when it must end instead: the notifications queued for it
 // (their callers already said yes), then the kinds of registry change its
 // caller may see, which it asks here, on the stream's own goroutine.
-func (l *listening) take(lis *listener, dst []int) (_ []int, ended bool) {
+func (l *listenMethods) take(lis *listener, dst []int) (_ []int, ended bool) {
 	dst, ended = lis.take(dst)
 	if ended {
 		return dst, true
@@ -584,7 +584,7 @@ func mayHear(caller Caller, permission Permission, audience string) bool {
 
 // result is the listen request's result, sent when the server ends the
 // subscription: complete, with the subscription id and serverInfo.
-func (l *listening) result(id []byte) *Response {
+func (l *listenMethods) result(id []byte) *Response {
 	inner := l.ad.serverMeta[len(`"_meta":{`) : len(l.ad.serverMeta)-1] // the serverInfo member
 	b := append(openResult(make([]byte, 0, 96+len(id)+len(inner)), rev20260728), `"_meta":{"io.modelcontextprotocol/subscriptionId":`...)
 	b = append(b, id...)
@@ -633,7 +633,7 @@ var listenFlags = [...]struct {
 // honoured as given, whether or not they name a resource the caller may
 // read: the acknowledgement must not tell it which exist, and each update
 // is checked against the caller when it is delivered.
-func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
+func (l *listenMethods) parse(req *Request) (*listener, []byte, string, *Response) {
 	raw := req.Param("notifications")
 	switch jsonwire.KindOf(raw) {
 	case jsonwire.KindObject:

@@ -12,7 +12,7 @@ import (
 
 // promptMethods serves prompts/list and prompts/get from a Registry.
 type promptMethods struct {
-	asking   *asking // rounds of asking the client (Ask)
+	rounds   *rounds // rounds of asking the client (Ask)
 	reg      *Registry
 	pageSize int
 	ttl      time.Duration
@@ -88,7 +88,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	if resp != nil {
 		return resp
 	}
-	ctx, rnd, resp := p.asking.begin(ctx, req, e.Name)
+	ctx, rnd, resp := p.rounds.begin(ctx, req, e.Name)
 	if resp != nil {
 		return resp
 	}
@@ -96,7 +96,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	if ctx.Err() != nil {
 		return clientGone(ctx, e.Name)
 	}
-	if resp, asked := p.asking.inputRequired(req, target, rnd, err); asked {
+	if resp, asked := p.rounds.inputRequired(req, target, rnd, err); asked {
 		return resp
 	}
 	if err != nil {

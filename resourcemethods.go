@@ -16,7 +16,7 @@ import (
 // legacy revisions resources/subscribe and resources/unsubscribe, which a
 // stateless endpoint accepts and cannot remember.
 type resourceMethods struct {
-	asking   *asking // rounds of asking the client (Ask)
+	rounds   *rounds // rounds of asking the client (Ask)
 	reg      *Registry
 	pageSize int
 	ttl      time.Duration
@@ -238,7 +238,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 			return resp
 		}
 	}
-	ctx, rnd, resp := m.asking.begin(ctx, req, uri)
+	ctx, rnd, resp := m.rounds.begin(ctx, req, uri)
 	if resp != nil {
 		return resp
 	}
@@ -252,7 +252,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	if ctx.Err() != nil {
 		return clientGone(ctx, capEcho(uri))
 	}
-	if resp, asked := m.asking.inputRequired(req, t, rnd, err); asked {
+	if resp, asked := m.rounds.inputRequired(req, t, rnd, err); asked {
 		resp.Target = capEcho(uri)
 		return resp
 	}
