@@ -164,20 +164,23 @@ func withDefaults(opts *Options) Options {
 	if opts != nil {
 		o = *opts
 	}
+	defaultIdentity(&o)
+	defaultBounds(&o)
+	defaultHooks(&o)
+	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
+		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))
+	}
+	return o
+}
+
+// defaultIdentity sets what the endpoint says of itself: its name and
+// version, and its authentication challenge.
+func defaultIdentity(o *Options) {
 	if o.Server.Name == "" {
 		o.Server.Name = "mcp-server"
 	}
 	if o.Server.Version == "" {
 		o.Server.Version = "0.0.0"
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = defaultMaxBody
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = 100
-	}
-	if o.ClientIP == nil {
-		o.ClientIP = remoteIP
 	}
 	if o.Challenge == "" {
 		o.Challenge = "Bearer"
@@ -185,17 +188,18 @@ func withDefaults(opts *Options) Options {
 			o.Challenge += ` resource_metadata=` + quoteParam(o.ResourceMetadata)
 		}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
+}
+
+// defaultBounds sets the sizes and times that bound a request.
+func defaultBounds(o *Options) {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = defaultMaxBody
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 100
 	}
 	if o.AskTimeout <= 0 {
 		o.AskTimeout = defaultAskTimeout
-	}
-	if o.StateKeys == nil {
-		o.StateKeys = RandomKeyRing()
-	}
-	if o.Notifier == nil {
-		o.Notifier = NewLocalNotifier()
 	}
 	if o.ListenKeepAlive == 0 {
 		o.ListenKeepAlive = defaultListenKeepAlive
@@ -203,10 +207,22 @@ func withDefaults(opts *Options) Options {
 	if o.ListenMaxLifetime == 0 {
 		o.ListenMaxLifetime = defaultListenMaxLifetime
 	}
-	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
-		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))
+}
+
+// defaultHooks sets the in-process implementations of the optional hooks.
+func defaultHooks(o *Options) {
+	if o.ClientIP == nil {
+		o.ClientIP = remoteIP
 	}
-	return o
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.StateKeys == nil {
+		o.StateKeys = RandomKeyRing()
+	}
+	if o.Notifier == nil {
+		o.Notifier = NewLocalNotifier()
+	}
 }
 
 // cacheTTL is the ttlMs declared on discover and lists: Options.CacheTTL,

@@ -643,9 +643,45 @@ func (l *listenMethods) parse(req *Request) (*listener, []byte, string, *Respons
 		return nil, nil, "", invalidListen("params.notifications must be an object, not " + jsonwire.KindOf(raw).String())
 	}
 	members, _ := jsonwire.ObjectMembers(raw, nil)
-	var kinds eventKinds
-	honoured := append(make([]byte, 0, 96), '{')
-	var names []string
+	a := listenAsk{honoured: append(make([]byte, 0, 96), '{')}
+	if resp := l.flags(&a, members); resp != nil {
+		return nil, nil, "", resp
+	}
+	uris, resp := listenURIs(jsonwire.Lookup(members, "resourceSubscriptions"))
+	if resp != nil {
+		return nil, nil, "", resp
+	}
+	if uris != nil && l.served&kindResourceUpdated != 0 {
+		a.subscribe(uris)
+	}
+	summary := "listen: nothing"
+	if len(a.names) > 0 {
+		summary = "listen: " + strings.Join(a.names, ", ")
+	}
+	return newListener(req.Caller, a.kinds, uris), append(a.honoured, '}'), summary, nil
+}
+
+// listenAsk is what a listen request asks for and the endpoint can
+// deliver, as parse reads it: the kinds, their acknowledgement (an open
+// JSON object) and their names for the record.
+type listenAsk struct {
+	kinds    eventKinds
+	honoured []byte
+	names    []string
+}
+
+// honour adds member, encoded, to the acknowledgement.
+func (a *listenAsk) honour(member ...byte) {
+	if len(a.honoured) > 1 {
+		a.honoured = append(a.honoured, ',')
+	}
+	a.honoured = append(a.honoured, member...)
+}
+
+// flags reads the boolean members of params.notifications into a: the
+// kinds asked for (true) and served; the others are left out of the
+// acknowledgement.
+func (l *listenMethods) flags(a *listenAsk, members []jsonwire.Member) *Response {
 	for _, f := range listenFlags {
 		v := jsonwire.Lookup(members, f.name)
 		switch jsonwire.KindOf(v) {
@@ -653,42 +689,31 @@ func (l *listenMethods) parse(req *Request) (*listener, []byte, string, *Respons
 			continue
 		case jsonwire.KindBool:
 		default:
-			return nil, nil, "", invalidListen("params.notifications." + f.name + " must be a boolean, not " + jsonwire.KindOf(v).String())
+			return invalidListen("params.notifications." + f.name + " must be a boolean, not " + jsonwire.KindOf(v).String())
 		}
 		if v[0] != 't' || l.served&f.kind == 0 {
 			continue // not asked for, or not served: left out of the acknowledgement
 		}
-		kinds |= f.kind
-		names = append(names, f.name)
-		if len(honoured) > 1 {
-			honoured = append(honoured, ',')
+		a.kinds |= f.kind
+		a.names = append(a.names, f.name)
+		a.honour(append(jsonwire.AppendString(nil, f.name), ":true"...)...)
+	}
+	return nil
+}
+
+// subscribe adds the resource subscriptions to a, each URI acknowledged
+// as the client spelt it.
+func (a *listenAsk) subscribe(uris []listenURI) {
+	a.kinds |= kindResourceUpdated
+	b := []byte(`"resourceSubscriptions":[`)
+	for i, u := range uris {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		honoured = append(jsonwire.AppendString(honoured, f.name), ":true"...)
+		b = jsonwire.AppendString(b, u.spelt)
 	}
-	uris, resp := listenURIs(jsonwire.Lookup(members, "resourceSubscriptions"))
-	if resp != nil {
-		return nil, nil, "", resp
-	}
-	if uris != nil && l.served&kindResourceUpdated != 0 {
-		kinds |= kindResourceUpdated
-		if len(honoured) > 1 {
-			honoured = append(honoured, ',')
-		}
-		honoured = append(honoured, `"resourceSubscriptions":[`...)
-		for i, u := range uris {
-			if i > 0 {
-				honoured = append(honoured, ',')
-			}
-			honoured = jsonwire.AppendString(honoured, u.spelt)
-		}
-		honoured = append(honoured, ']')
-		names = append(names, "resourceSubscriptions ("+strconv.Itoa(len(uris))+" URIs)")
-	}
-	summary := "listen: nothing"
-	if len(names) > 0 {
-		summary = "listen: " + strings.Join(names, ", ")
-	}
-	return newListener(req.Caller, kinds, uris), append(honoured, '}'), summary, nil
+	a.honour(append(b, ']')...)
+	a.names = append(a.names, "resourceSubscriptions ("+strconv.Itoa(len(uris))+" URIs)")
 }
 
 // listenURI is one of resourceSubscriptions: as the client spelt it, and
