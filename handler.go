@@ -36,11 +36,11 @@ type Handler struct {
 	methods    *methodTable
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
-	asks       *pendingAsks // legacy requests to clients awaiting their answer POST
-	inflight   *inflight    // legacy calls a notifications/cancelled may name
-	notifier   Notifier     // Options.Notifier: where Publish sends events
-	hub        *hub         // the open subscriptions/listen streams (listen.go)
-	stopNotify func()       // stops hearing the Notifier; nil when nothing listens
+	asks       answerWaiters // legacy requests to clients awaiting their answer POST (answers.go)
+	inflight   runningCalls  // legacy calls a notifications/cancelled may name (cancels.go)
+	notifier   Notifier      // Options.Notifier: where Publish sends events
+	hub        *hub          // the open subscriptions/listen streams (listen.go)
+	stopNotify func()        // stops hearing the Notifier; nil when nothing listens
 	closeOnce  sync.Once
 }
 
@@ -363,7 +363,7 @@ func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 // Response into the answer. On the legacy revisions a request of any
 // method that can block is in flight while it runs, so that a
 // notifications/cancelled naming its id cancels its context, whatever the
-// method (inflight.go). A notification gets none of these: its answer is
+// method (cancels.go). A notification gets none of these: its answer is
 // a 202 (m may be nil: Dispatch accepts it).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
 	x.info = callInfo{caller: req.Caller, method: m, target: target, params: req.Params}
