@@ -105,11 +105,11 @@ var ErrInputRequired = errors.New("mcpmw: the client's input is required")
 // carries, the tool's state from the round before, what it asked.
 type round struct {
 	revision  revision
+	nextSet   bool                       // next was set; beside revision, so the two share a word (an exchange holds a round)
 	clientCap json.RawMessage            // the request's clientCapabilities
 	answers   map[string]json.RawMessage // inputResponses
 	state     []byte                     // the tool's state, from the round before
 	next      []byte                     // the tool's state for the next round
-	nextSet   bool
 	asked     map[string]InputRequest
 	asker     *legacyAsker // on the legacy revisions: asks over the event stream
 }

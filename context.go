@@ -20,7 +20,7 @@ type callInfo struct {
 	caller   Caller
 	method   *Method // what the handler routed the request to; nil for a notification of none
 	target   *Target // what the handler admitted the request for, if anything
-	params   []byte  // the Params of the request admitted
+	params   bytesID // the Params of the request admitted
 	stream   *stream // nil when the method may not stream
 	round    round   // a tools/call's round of asking (ask.go), when hasRound
 	hasRound bool
@@ -39,7 +39,7 @@ func callFrom(ctx context.Context) *callInfo {
 // info.target: of the same method, with the same Params (the very bytes,
 // as a middleware replaces Params and never changes them in place).
 func (info *callInfo) admits(req *Request) bool {
-	return info.target != nil && req.Method == info.method.Name && sameBytes(req.Params, info.params)
+	return info.target != nil && req.Method == info.method.Name && idOf(req.Params) == info.params
 }
 
 // clientGone answers a request whose client went away, or cancelled it

@@ -27,19 +27,15 @@ type exchange struct {
 	target   string          // what the request names, as its method's Target found it (capped)
 	args     json.RawMessage // a tools/call's arguments, as sent
 	redact   *redaction      // the Sensitive pointers of the tool a tools/call names, if any
-	// redactFor is the redaction of a tool by name, for a method whose
-	// target is a tool (Method.arguments); nil for the others, whose
-	// records carry no Tool and no Arguments.
-	redactFor func(tool string) *redaction
-	req       *Request // set once the request was parsed: &reqv
-	reqv      Request
-	info      callInfo        // what a method's context carries (see callKey)
-	observed  context.Context // what Observer.Serve returned, if it was called
-	stream    *stream         // set when the method may stream: &streamv
-	streamv   stream
-	audited   bool // past admit: the request is audited
-	recorded  bool
-	written   bool
+	req      *Request        // set once the request was parsed: &reqv
+	reqv     Request
+	info     callInfo        // what a method's context carries (see callKey)
+	observed context.Context // what Observer.Serve returned, if it was called
+	stream   *stream         // set when the method may stream: &streamv
+	streamv  stream
+	audited  bool // past admit: the request is audited
+	recorded bool
+	written  bool
 }
 
 // An answer is what the handler sends for one request: a JSON-RPC response

@@ -86,7 +86,7 @@ func (x *exchange) record(a *answer) CallRecord {
 	if resp.Target != "" {
 		rec.Target = resp.Target
 	}
-	if x.redactFor != nil {
+	if m := x.info.method; m != nil && m.arguments != nil { // a method whose target is a tool
 		rec.Tool = rec.Target
 		rec.Arguments = x.recordArguments(rec.Target)
 	}
@@ -131,7 +131,7 @@ func defaultSummary(resp *Response) string {
 func (x *exchange) recordArguments(answered string) json.RawMessage {
 	args := x.redact.arguments(x.args)
 	if answered != x.target {
-		args = x.redactFor(answered).arguments(args)
+		args = x.info.method.arguments(answered).arguments(args)
 	}
 	return args
 }

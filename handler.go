@@ -313,7 +313,8 @@ func (h *Handler) serve(x *exchange) answer {
 	rt := h.methods.route(req)
 	// What the client named and sent, for the record, whatever a
 	// middleware makes of the request later.
-	x.target, x.args, x.redact, x.redactFor = named(req, rt)
+	x.info.method = rt.method
+	x.target, x.args, x.redact = named(req, rt)
 	if a != nil {
 		return *a
 	}
@@ -327,7 +328,7 @@ func (h *Handler) serve(x *exchange) answer {
 // Target found it: the target's name (capped), or the name the refusal
 // gave; and, for a method whose target is a tool, its arguments as sent
 // with the tool's redaction.
-func named(req *Request, rt route) (target string, args []byte, redact *redaction, redactFor func(string) *redaction) {
+func named(req *Request, rt route) (target string, args []byte, redact *redaction) {
 	switch {
 	case rt.target != nil:
 		target = capEcho(rt.target.Name)
@@ -335,9 +336,9 @@ func named(req *Request, rt route) (target string, args []byte, redact *redactio
 		target = rt.missed.Target
 	}
 	if m := rt.method; m != nil && m.arguments != nil {
-		args, redact, redactFor = req.Param("arguments"), m.arguments(target), m.arguments
+		args, redact = req.Param("arguments"), m.arguments(target)
 	}
-	return target, args, redact, redactFor
+	return target, args, redact
 }
 
 // admitAndCall answers a request routed to rt: -32601 for a method not
@@ -366,7 +367,7 @@ func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 // method (cancels.go). A notification gets none of these: its answer is
 // a 202 (m may be nil: Dispatch accepts it).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
-	x.info = callInfo{caller: req.Caller, method: m, target: target, params: req.Params}
+	x.info = callInfo{caller: req.Caller, method: m, target: target, params: idOf(req.Params)}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
 	if m != nil && !req.IsNotification() {
 		if m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {

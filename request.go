@@ -153,8 +153,22 @@ func (p *parsedParams) current(params []byte) bool { return sameBytes(p.of, para
 
 // sameBytes reports whether a and b are the same bytes, not merely equal
 // ones. (Empty slices are the same.)
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+func sameBytes(a, b []byte) bool { return idOf(a) == idOf(b) }
+
+// A bytesID names a byte slice by its first byte and its length: equal
+// IDs are the same bytes (sameBytes), and an ID is smaller to keep than
+// the slice.
+type bytesID struct {
+	first *byte
+	n     int
+}
+
+// idOf returns the bytesID of b; every empty slice has the zero one.
+func idOf(b []byte) bytesID {
+	if len(b) == 0 {
+		return bytesID{}
+	}
+	return bytesID{&b[0], len(b)}
 }
 
 // param returns the raw value of the named top-level member of r.Params.
