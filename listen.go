@@ -670,12 +670,12 @@ type listenAsk struct {
 	names    []string
 }
 
-// honour adds member, encoded, to the acknowledgement.
-func (a *listenAsk) honour(member ...byte) {
+// honour adds m, an encoded member, to the acknowledgement.
+func (a *listenAsk) honour(m ...byte) {
 	if len(a.honoured) > 1 {
 		a.honoured = append(a.honoured, ',')
 	}
-	a.honoured = append(a.honoured, member...)
+	a.honoured = append(a.honoured, m...)
 }
 
 // flags reads the boolean members of params.notifications into a: the

@@ -16,9 +16,9 @@ import (
 // request.
 
 // A listKind is what a paginated list is called: its member in the
-// result, the prefix of its cursors (cursor.go: a cursor of one list is
+// result (name), the prefix of its cursors (cursor.go: a cursor of one list is
 // no cursor of another) and the noun its record's summary counts.
-type listKind struct{ member, cursor, noun string }
+type listKind struct{ name, cursor, noun string }
 
 var (
 	toolsList     = listKind{"tools", "tools:", "tool"}
@@ -50,8 +50,8 @@ type pager struct {
 // rev, with room for about size bytes of entries.
 func newPager(kind listKind, f pageFormat, rev revision, off, size int) pager {
 	p := pager{kind: kind, f: f, rev: rev, off: off, next: -1}
-	p.body = openResult(make([]byte, 0, size+96+len(kind.member)+len(f.serverMeta)), rev)
-	p.body = jsonwire.AppendString(p.body, kind.member)
+	p.body = openResult(make([]byte, 0, size+96+len(kind.name)+len(f.serverMeta)), rev)
+	p.body = jsonwire.AppendString(p.body, kind.name)
 	p.body = append(p.body, ":["...)
 	return p
 }
