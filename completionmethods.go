@@ -50,13 +50,9 @@ func (m *completionMethods) target(req *Request) (*Target, *Response) {
 	case !ok:
 		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: params.ref."+field+" must be a string")
 	case t == nil && typ == "ref/prompt":
-		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return nil, resp
+		return nil, unknownTarget("prompt", name)
 	case t == nil:
-		resp := ErrorResponse(CodeInvalidParams, "Unknown resource template: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return nil, resp
+		return nil, unknownTarget("resource template", name)
 	}
 	return t, nil
 }

@@ -120,6 +120,20 @@ func pageKey(dst []byte, perms []Permission, c Caller, rev revision, off int) []
 // prefix of length at) grants permission index i.
 func allowed(key []byte, at, i int) bool { return key[at+i/8]&(1<<(i%8)) != 0 }
 
+// listCatalogue answers a request for the list of kind whose entries are
+// the catalogue c (one snapshot of a table): the page its cursor names,
+// from this Handler's cache of c's pages, pages.
+func listCatalogue[E interface {
+	catalogued
+	listEntry
+}](req *Request, kind listKind, f pageFormat, c *catalogue[E], pages *listPages[E]) *Response {
+	off, resp := listCursor(req, kind)
+	if resp != nil {
+		return resp
+	}
+	return cachedPage(f, kind, c.list, c.perms, pages.of(c), req.Caller, req.revision(), off)
+}
+
 // cachedPage answers a list request of kind (tools/list: toolsList) for
 // caller at offset off: the cached page of the entries of list the
 // caller's permissions show, built on first use. perms are list's

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A Method is one JSON-RPC method an endpoint serves. The built-in methods
@@ -338,6 +340,33 @@ func gatedTarget(ctx context.Context, req *Request, find func(*Request) (*Target
 		return nil, resp
 	}
 	return t, nil
+}
+
+// nameAndArguments reads what a request of method for a kind's entry
+// named by params.name (tools/call, prompts/get) must carry: the name, as
+// a string, and arguments that are absent, null or an object (what they
+// must be, argsMust, says so in the -32602).
+func nameAndArguments(req *Request, method, kind, argsMust string) (string, *Response) {
+	name, ok := req.StringParam("name")
+	if !ok {
+		return "", ErrorResponse(CodeInvalidParams, "Invalid params: "+method+" needs params.name, the "+kind+"'s name as a string")
+	}
+	switch args := req.Param("arguments"); jsonwire.KindOf(args) {
+	case jsonwire.KindNone, jsonwire.KindNull, jsonwire.KindObject:
+		return name, nil
+	default:
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be "+argsMust+", not "+jsonwire.KindOf(args).String())
+		resp.Target = capEcho(name)
+		return "", resp
+	}
+}
+
+// unknownTarget is the -32602 to a request naming no registered entry of
+// kind; the record names what it named (capped).
+func unknownTarget(kind, name string) *Response {
+	resp := ErrorResponse(CodeInvalidParams, "Unknown "+kind+": "+capEcho(name))
+	resp.Target = capEcho(name)
+	return resp
 }
 
 // admitTarget takes the request's target, as route found it, and checks, in this order, that

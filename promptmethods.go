@@ -32,46 +32,24 @@ func (p *promptMethods) methods() []Method {
 // list answers prompts/list with the prompts the caller may use, in
 // registration order, one page at a time, like tools/list.
 func (p *promptMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, promptsList)
-	if resp != nil {
-		return resp
-	}
 	f := pageFormat{size: p.pageSize, ttlMs: p.ttl.Milliseconds(), serverMeta: p.ad.serverMeta}
-	tab := p.reg.promptTable()
-	return cachedPage(f, promptsList, tab.list, tab.perms, p.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
+	return listCatalogue(req, promptsList, f, &p.reg.promptTable().catalogue, &p.pages)
 }
 
-// target finds the prompt a prompts/get names.
+// target finds the prompt a prompts/get names, once its name is read
+// and its arguments found to be an object. Nothing here depends on the
+// prompt: the arguments are checked against it only once the caller is
+// admitted.
 func (p *promptMethods) target(req *Request) (*Target, *Response) {
-	e, resp := p.find(req)
+	name, resp := nameAndArguments(req, "prompts/get", "prompt", "an object of strings")
 	if resp != nil {
-		return nil, resp
-	}
-	return &e.target, nil
-}
-
-// find reads a prompts/get's name, checks that its arguments are an
-// object, and looks the prompt up. Nothing here depends on the prompt: the
-// arguments are checked against it only once the caller is admitted.
-func (p *promptMethods) find(req *Request) (*promptEntry, *Response) {
-	name, ok := req.StringParam("name")
-	if !ok {
-		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: prompts/get needs params.name, the prompt's name as a string")
-	}
-	switch args := req.Param("arguments"); jsonwire.KindOf(args) {
-	case jsonwire.KindNone, jsonwire.KindNull, jsonwire.KindObject:
-	default:
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object of strings, not "+jsonwire.KindOf(args).String())
-		resp.Target = capEcho(name)
 		return nil, resp
 	}
 	e := p.reg.promptTable().byKey[name]
 	if e == nil {
-		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return nil, resp
+		return nil, unknownTarget("prompt", name)
 	}
-	return e, nil
+	return &e.target, nil
 }
 
 // get answers prompts/get: read the arguments, run Get, encode the

@@ -133,12 +133,7 @@ func checkListEntry(r *Resource, permission Permission) error {
 // caller may use, in registration order, one cached page at a time, like
 // tools/list.
 func (m *resourceMethods) templatesList(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, templatesList)
-	if resp != nil {
-		return resp
-	}
-	tab := m.reg.resources()
-	return cachedPage(m.format(), templatesList, tab.tmpl.list, tab.tmpl.perms, m.pages.of(&tab.tmpl), req.Caller, req.revision(), off)
+	return listCatalogue(req, templatesList, m.format(), &m.reg.resources().tmpl, &m.pages)
 }
 
 // readURI reads the uri of a resources/read.

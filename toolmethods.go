@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // toolMethods serves tools/list and tools/call from a Registry.
@@ -30,44 +28,22 @@ func (t *toolMethods) methods() []Method {
 // list answers tools/list with the tools the caller may use, in
 // registration order, one page at a time.
 func (t *toolMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, toolsList)
-	if resp != nil {
-		return resp
-	}
 	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
-	tab := t.reg.table()
-	return cachedPage(f, toolsList, tab.list, tab.perms, t.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
+	return listCatalogue(req, toolsList, f, &t.reg.table().catalogue, &t.pages)
 }
 
-// target finds the tool a tools/call names.
+// target finds the tool a tools/call names, once its name and arguments
+// are read.
 func (t *toolMethods) target(req *Request) (*Target, *Response) {
-	e, resp := t.find(req)
+	name, resp := nameAndArguments(req, "tools/call", "tool", "an object")
 	if resp != nil {
-		return nil, resp
-	}
-	return &e.target, nil
-}
-
-// find reads a tools/call's name and arguments and looks the tool up.
-func (t *toolMethods) find(req *Request) (*entry, *Response) {
-	name, ok := req.StringParam("name")
-	if !ok {
-		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: tools/call needs params.name, the tool's name as a string")
-	}
-	switch args := req.Param("arguments"); jsonwire.KindOf(args) {
-	case jsonwire.KindNone, jsonwire.KindNull, jsonwire.KindObject:
-	default:
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object, not "+jsonwire.KindOf(args).String())
-		resp.Target = capEcho(name)
 		return nil, resp
 	}
 	e := t.reg.table().byKey[name]
 	if e == nil {
-		resp := ErrorResponse(CodeInvalidParams, "Unknown tool: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return nil, resp
+		return nil, unknownTarget("tool", name)
 	}
-	return e, nil
+	return &e.target, nil
 }
 
 // call answers tools/call: run the tool, encode its result. The handler
