@@ -27,7 +27,7 @@ func newAdvertisement(impl Implementation, instructions string, caps *[revisionC
 	a.serverMeta = append([]byte(`"_meta":{"io.modelcontextprotocol/serverInfo":`), appendImplementation(nil, impl, rev20260728)...)
 	a.serverMeta = append(a.serverMeta, '}')
 
-	d := []byte(`{"resultType":"complete","supportedVersions":[`)
+	d := append(openResult(nil, rev20260728), `"supportedVersions":[`...)
 	for i, v := range supportedVersions {
 		if i > 0 {
 			d = append(d, ',')
@@ -40,11 +40,7 @@ func newAdvertisement(impl Implementation, instructions string, caps *[revisionC
 		d = append(d, `,"instructions":`...)
 		d = jsonwire.AppendString(d, instructions)
 	}
-	d = append(d, `,"ttlMs":`...)
-	d = strconv.AppendInt(d, ttlMs, 10)
-	d = append(d, `,"cacheScope":"public",`...)
-	d = append(d, a.serverMeta...)
-	a.discover = append(d, '}')
+	a.discover = closeCachedResult(d, rev20260728, ttlMs, "public", a.serverMeta)
 
 	for v := range revisionCount {
 		if !v.legacy() {

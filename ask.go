@@ -105,11 +105,11 @@ var ErrInputRequired = errors.New("mcpmw: the client's input is required")
 // carries, the tool's state from the round before, what it asked.
 type round struct {
 	revision  revision
+	nextSet   bool                       // next was set; beside revision, so the two share a word (an exchange holds a round)
 	clientCap json.RawMessage            // the request's clientCapabilities
 	answers   map[string]json.RawMessage // inputResponses
 	state     []byte                     // the tool's state, from the round before
 	next      []byte                     // the tool's state for the next round
-	nextSet   bool
 	asked     map[string]InputRequest
 	asker     *legacyAsker // on the legacy revisions: asks over the event stream
 }
@@ -221,10 +221,10 @@ func asksClient(err error) bool {
 	return errors.Is(err, ErrInputRequired) && !errors.As(err, &je) && !errors.As(err, &ae)
 }
 
-// asking is what a method whose handlers may Ask (tools/call,
+// rounds is what a method whose handlers may Ask (tools/call,
 // prompts/get, resources/read) shares: the ring sealing round state, the
 // legacy asker, and the serverInfo of results.
-type asking struct {
+type rounds struct {
 	ring  *KeyRing       // seals the state of input_required rounds
 	asker *legacyAsker   // legacy calls asking their client over the stream
 	ad    *advertisement // for serverInfo in results
@@ -235,7 +235,7 @@ type asking struct {
 // round that cannot go on (a requestState that does not open). The
 // target is bound whole into the state, and capped wherever it is echoed:
 // a resource URI is the client's to make long.
-func (a *asking) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
+func (a *rounds) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
 	r, resp := readRound(req, a.ring, target)
 	if resp != nil {
 		return ctx, nil, resp
@@ -247,45 +247,29 @@ func (a *asking) begin(ctx context.Context, req *Request, target string) (contex
 	return ctx, rnd, nil
 }
 
-// inputRequired answers a round whose handler returned err, when err ends
+// inputRequired answers a round whose handler, acting on t, returned err, when err ends
 // the round by asking the client (asked); otherwise it returns false and
 // err is the handler's to report. A handler that returns ErrInputRequired
 // without having asked anything this round (on a legacy revision Ask never
 // returns it) made a mistake: an input_required result with no
 // inputRequests would leave the client nothing to answer, so it is an
 // internal error, logged and recorded as the handler's.
-func (a *asking) inputRequired(req *Request, target string, rnd *round, err error) (resp *Response, asked bool) {
+func (a *rounds) inputRequired(req *Request, t *Target, rnd *round, err error) (resp *Response, asked bool) {
 	if err == nil || !asksClient(err) {
 		return nil, false
 	}
+	target := t.Name
 	if len(rnd.asked) == 0 {
-		kind := handlerKind(req.Method)
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Summary = capEcho(target), kind+" mistake: returned ErrInputRequired without calling Ask"
-		resp.Cause = fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err)
-		return resp, true
+		kind := t.kind()
+		return internalError(capEcho(target), fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err),
+			kind+" mistake: returned ErrInputRequired without calling Ask"), true
 	}
 	body, err := rnd.inputRequired(req, a.ring, target, a.ad.serverMeta)
 	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = capEcho(target), err
-		return resp, true
+		return internalError(capEcho(target), err, ""), true
 	}
 	return &Response{Result: body, Target: capEcho(target), Outcome: OutcomeInputRequired, encoded: true,
 		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input" + plural(len(rnd.asked))}, true
-}
-
-// handlerKind names what serves method, for messages about its mistakes.
-func handlerKind(method string) string {
-	switch method {
-	case "tools/call":
-		return "tool"
-	case "prompts/get":
-		return "prompt"
-	case "resources/read":
-		return "resource"
-	}
-	return "method"
 }
 
 // stateLifetime is how long a round's state stays valid.

@@ -15,9 +15,9 @@ import (
 // page. A cursor of one list is no cursor of another, and only the exact
 // form this server issues is accepted.
 
-// listCursor reads the cursor of a list request whose cursors start with
-// prefix.
-func listCursor(req *Request, prefix string) (int, *Response) {
+// listCursor reads the cursor of a request for a list of kind.
+func listCursor(req *Request, kind listKind) (int, *Response) {
+	prefix := kind.cursor
 	switch raw := req.Param("cursor"); jsonwire.KindOf(raw) {
 	case jsonwire.KindNone, jsonwire.KindNull:
 		return 0, nil

@@ -2,7 +2,9 @@ package mcpmw
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
@@ -26,6 +28,23 @@ type envelope struct {
 	response bool            // a client-sent JSON-RPC response (result or error, no method)
 	result   json.RawMessage // a response's result, nil when absent
 	rpcError json.RawMessage // a response's error, nil when absent (takeAnswer refuses both at once)
+}
+
+// readEnvelope parses the body as one JSON-RPC message. A client-sent
+// JSON-RPC response (a legacy client answering a server request) goes on
+// to takeAnswer; 2026-07-28 clients never send one.
+func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
+	env, perr := parseEnvelope(body)
+	switch {
+	case perr != nil:
+		return env, &answer{resp: &Response{Error: perr}}
+	case !env.response:
+		return env, nil
+	}
+	if hv := strings.TrimSpace(h.Get(headerProtocolVersion)); hv != "" && !knownLegacy(hv) {
+		return env, &answer{resp: ErrorResponse(CodeInvalidRequest, "Invalid Request: clients do not POST JSON-RPC responses on "+LatestVersion)}
+	}
+	return env, nil
 }
 
 // parseEnvelope reads one JSON-RPC request, notification or response from

@@ -146,14 +146,13 @@ func (r *Registry) RemovePrompts(names ...string) int {
 	return len(perms)
 }
 
-// promptByName returns the prompt registered under name: its target, for
-// the permission gate, and its completers (completion/complete).
-func (r *Registry) promptByName(name string) (*Target, map[string]Completer, bool) {
-	e := r.promptTable().byKey[name]
-	if e == nil {
-		return nil, nil, false
+// promptByName returns the target of the prompt registered under name,
+// for the permission gate and completion/complete, or nil.
+func (r *Registry) promptByName(name string) *Target {
+	if e := r.promptTable().byKey[name]; e != nil {
+		return &e.target
 	}
-	return &e.target, e.Complete, true
+	return nil
 }
 
 // preparePrompt validates p and encodes its definition for each revision.
@@ -193,6 +192,7 @@ func preparePrompt(p Prompt) *promptEntry {
 	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
 	p.Complete = maps.Clone(p.Complete)
 	e := &promptEntry{Prompt: p, sensitive: sensitive, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
+	e.target.found = e
 	for v := range revisionCount {
 		e.enc[v] = appendPromptDef(nil, &p, v)
 	}

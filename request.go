@@ -3,27 +3,9 @@ package mcpmw
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
-
-// readEnvelope parses the body as one JSON-RPC message. A client-sent
-// JSON-RPC response (a legacy client answering a server request) goes on
-// to takeAnswer; 2026-07-28 clients never send one.
-func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
-	env, perr := parseEnvelope(body)
-	switch {
-	case perr != nil:
-		return env, &answer{resp: &Response{Error: perr}}
-	case !env.response:
-		return env, nil
-	}
-	if hv := strings.TrimSpace(h.Get(headerProtocolVersion)); hv != "" && !knownLegacy(hv) {
-		return env, &answer{resp: ErrorResponse(CodeInvalidRequest, "Invalid Request: clients do not POST JSON-RPC responses on "+LatestVersion)}
-	}
-	return env, nil
-}
 
 // parseRequest makes the Request of a JSON-RPC request or notification:
 // its params read once, with every key that two readers could read
@@ -41,6 +23,44 @@ func parseRequest(req *Request, env envelope, caller Caller, h http.Header, at e
 		return a
 	}
 	readRevision(req, h)
+	return nil
+}
+
+// Object keys are where JSON readers disagree. Given {"a":1,"a":2} this
+// package's scanner reads the first member and encoding/json the last;
+// given {"region":"us","Region":"eu"} encoding/json fills a field tagged
+// "region" from "Region", because it matches names case-insensitively,
+// while every exact reader (the Mcp-Param-* check, Args' accessors, a
+// gateway) sees "us". Two readers of one request must never act on two
+// values, so the request path keeps three rules:
+//
+//   - no object anywhere in params has the same key twice (-32602, naming
+//     the JSON pointer of the repeat);
+//   - the protocol's own members (params and params._meta, where
+//     applications' middleware decode with encoding/json) have no two keys
+//     that differ only in case;
+//   - Args.Decode matches keys exactly: a key that encoding/json would fill
+//     a struct field from only by folding case is refused, as the official
+//     Go SDK refuses it, so the tool reads exactly the members the checks
+//     read. (Refusing every case-insensitive pair in arguments instead would
+//     still let a lone "Region" fill the field tagged "region" unseen.)
+
+// checkKeys refuses params whose readers could disagree: a key repeated in
+// any object, or two protocol members differing only in case.
+func checkKeys(req *Request) *answer {
+	if req.Params == nil {
+		return nil
+	}
+	if ptr, dup := jsonwire.DuplicatePointer(req.Params); dup {
+		return refusal(http.StatusBadRequest, CodeInvalidParams,
+			"Invalid params: member "+quoteEcho(ptr)+" appears more than once (a JSON pointer into params); send each member once")
+	}
+	for _, ms := range [...][]jsonwire.Member{req.parsed.params, req.parsed.meta} {
+		if a, b, twins := jsonwire.CaseTwins(ms); twins {
+			return refusal(http.StatusBadRequest, CodeInvalidParams,
+				"Invalid params: members "+quoteEcho(a)+" and "+quoteEcho(b)+" differ only in case; member names are case-sensitive, send one")
+		}
+	}
 	return nil
 }
 
@@ -148,8 +168,26 @@ func (p *parsedParams) read(params []byte) {
 
 // current reports whether p is a reading of params: the same bytes, not
 // merely equal ones. (Empty params have no members, read or not.)
-func (p *parsedParams) current(params []byte) bool {
-	return len(p.of) == len(params) && (len(params) == 0 || &p.of[0] == &params[0])
+func (p *parsedParams) current(params []byte) bool { return sameBytes(p.of, params) }
+
+// sameBytes reports whether a and b are the same bytes, not merely equal
+// ones. (Empty slices are the same.)
+func sameBytes(a, b []byte) bool { return idOf(a) == idOf(b) }
+
+// A bytesID names a byte slice by its first byte and its length: equal
+// IDs are the same bytes (sameBytes), and an ID is smaller to keep than
+// the slice.
+type bytesID struct {
+	first *byte
+	n     int
+}
+
+// idOf returns the bytesID of b; every empty slice has the zero one.
+func idOf(b []byte) bytesID {
+	if len(b) == 0 {
+		return bytesID{}
+	}
+	return bytesID{&b[0], len(b)}
 }
 
 // param returns the raw value of the named top-level member of r.Params.

@@ -275,19 +275,19 @@ func (r *Registry) RemoveResourceTemplates(uriTemplates ...string) int {
 	return len(perms)
 }
 
-// templateByURI returns the template registered under uriTemplate, in
-// any spelling of its literals: the target a caller's permission is
-// checked against, and its completers.
-func (r *Registry) templateByURI(uriTemplate string) (*Target, map[string]Completer, bool) {
+// templateByURI returns the target of the template registered under
+// uriTemplate, in any spelling of its literals, for the permission gate
+// and completion/complete, or nil.
+func (r *Registry) templateByURI(uriTemplate string) *Target {
 	byKey := r.resources().tmpl.byKey
 	e := byKey[uriTemplate] // a template as listed is usually its own key
 	if e == nil {
 		e = byKey[uritemplate.Key(uriTemplate)]
 	}
 	if e == nil {
-		return nil, nil, false
+		return nil
 	}
-	return &e.target, e.Complete, true
+	return &e.target
 }
 
 // matchTemplate returns the first template uri, in normal form, matches,
@@ -314,6 +314,7 @@ func prepareResource(res Resource) *resourceEntry {
 		panic(fmt.Sprintf("mcpmw: resource %q: the URI has no normal form: %v", res.URI, err))
 	}
 	e := &resourceEntry{Resource: res, norm: norm, target: Target{Kind: "resource", Name: res.URI, Permission: res.Permission}}
+	e.target.found = e
 	for v := range revisionCount {
 		enc, err := appendResourceDef(nil, &res, v)
 		if err != nil {
@@ -373,6 +374,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	t.Complete = maps.Clone(t.Complete) // looked up at every completion/complete: the caller's map may change
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,
 		target: Target{Kind: "resource template", Name: t.URITemplate, Permission: t.Permission}}
+	e.target.found = e
 	for v := range revisionCount {
 		enc, err := appendTemplateDef(nil, &t, v)
 		if err != nil {

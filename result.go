@@ -183,12 +183,7 @@ func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, err
 		// of a value a revision cannot carry as structured content.
 		content = append(content[:len(content):len(content)], TextContent(string(structured)))
 	}
-	dst := make([]byte, 0, resultSize(content, structured, serverMeta))
-	if v.envelope() {
-		dst = append(dst, `{"resultType":"complete","content":[`...)
-	} else {
-		dst = append(dst, `{"content":[`...)
-	}
+	dst := append(openResult(make([]byte, 0, resultSize(content, structured, serverMeta)), v), `"content":[`...)
 	for i := range content {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -205,11 +200,7 @@ func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, err
 	if r.IsError {
 		dst = append(dst, `,"isError":true`...)
 	}
-	if v.envelope() {
-		dst = append(dst, ',')
-		dst = append(dst, serverMeta...)
-	}
-	return append(dst, '}'), nil
+	return closeResult(dst, v, serverMeta), nil
 }
 
 // encodeStructured encodes a result's structured content as valid UTF-8

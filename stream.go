@@ -81,15 +81,6 @@ type stream struct {
 	err      error                    // the first write error
 }
 
-// streamFrom returns the stream of the request whose method ctx serves, or
-// nil when it has none.
-func streamFrom(ctx context.Context) *stream {
-	if info := callFrom(ctx); info != nil {
-		return info.stream
-	}
-	return nil
-}
-
 // openStream prepares s as the event stream of a request whose method may
 // stream, and reports whether it is one: when the client accepts
 // text/event-stream and asked for progress or log messages, or speaks a

@@ -8,39 +8,6 @@ import (
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
-// A Completer suggests values for one argument of a prompt or one
-// variable of a resource template, as the user types it
-// (completion/complete). It runs only for a caller allowed to use the
-// prompt or template, and returns at most 100 values (more are cut, and
-// HasMore set).
-type Completer func(ctx context.Context, c Caller, req CompletionRequest) (Completion, error)
-
-// A CompletionRequest is what the client is completing.
-type CompletionRequest struct {
-	// Argument is the prompt argument or template variable being typed.
-	Argument string
-	// Value is what has been typed so far (often a prefix).
-	Value string
-	// Context holds the values of the other arguments or variables the
-	// client has already resolved.
-	Context map[string]string
-}
-
-// A Completion is a Completer's answer.
-type Completion struct {
-	// Values are the suggestions, best first: at most 100 are sent.
-	Values []string
-	// Total is the number of suggestions there are in all, when known
-	// (0 = unknown).
-	Total int
-	// HasMore says there are suggestions beyond Values.
-	HasMore bool
-}
-
-// maxCompletionValues is the most values one completion/complete result
-// may carry (the schema's maxItems).
-const maxCompletionValues = 100
-
 // completionMethods serves completion/complete for the prompts and
 // resource templates of a Registry that have Completers.
 type completionMethods struct {
@@ -52,77 +19,62 @@ func (m *completionMethods) methods() []Method {
 	return []Method{{Name: "completion/complete", Capability: "completions", Target: m.target, Handle: m.complete}}
 }
 
-// completionRef is what a completion/complete names: a prompt or a
-// resource template, with its Target and Completers.
-type completionRef struct {
-	target     *Target
-	completers map[string]Completer
-}
-
-// target finds the prompt or template a completion/complete completes, so
-// that the caller's permission for it is checked before anything else.
+// target finds the prompt or template a completion/complete completes
+// (params.ref), so that the caller's permission for it is checked before
+// anything else.
 func (m *completionMethods) target(req *Request) (*Target, *Response) {
-	ref, resp := m.find(req)
-	if resp != nil {
-		return nil, resp
-	}
-	return ref.target, nil
-}
-
-// find reads params.ref and looks up what it names.
-func (m *completionMethods) find(req *Request) (completionRef, *Response) {
 	raw := req.Param("ref")
 	var ms [4]jsonwire.Member
 	members, ok := jsonwire.ObjectMembers(raw, ms[:0]) // not ok: absent, or not an object
 	if !ok {
-		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.ref, {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
+		return nil, ErrorResponse(CodeInvalidParams, `Invalid params: completion/complete needs params.ref, {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
 	}
 	typ, _ := jsonwire.Unquote(jsonwire.Lookup(members, "type"))
-	var ref completionRef
+	var t *Target
 	var name, field string
-	var found bool
 	switch typ {
 	case "ref/prompt":
 		field = "name"
-		name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field))
-		if ok {
-			ref.target, ref.completers, found = m.reg.promptByName(name)
+		if name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field)); ok {
+			t = m.reg.promptByName(name)
 		}
 	case "ref/resource":
 		field = "uri"
-		name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field))
-		if ok {
-			ref.target, ref.completers, found = m.reg.templateByURI(name)
+		if name, ok = jsonwire.Unquote(jsonwire.Lookup(members, field)); ok {
+			t = m.reg.templateByURI(name)
 		}
 	default:
-		return completionRef{}, ErrorResponse(CodeInvalidParams, `Invalid params: params.ref.type must be "ref/prompt" or "ref/resource", not `+quoteEcho(typ))
+		return nil, ErrorResponse(CodeInvalidParams, `Invalid params: params.ref.type must be "ref/prompt" or "ref/resource", not `+quoteEcho(typ))
 	}
 	switch {
 	case !ok:
-		return completionRef{}, ErrorResponse(CodeInvalidParams, "Invalid params: params.ref."+field+" must be a string")
-	case !found && typ == "ref/prompt":
-		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return completionRef{}, resp
-	case !found:
-		resp := ErrorResponse(CodeInvalidParams, "Unknown resource template: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return completionRef{}, resp
+		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: params.ref."+field+" must be a string")
+	case t == nil && typ == "ref/prompt":
+		return nil, unknownTarget("prompt", name)
+	case t == nil:
+		return nil, unknownTarget("resource template", name)
 	}
-	return ref, nil
+	return t, nil
+}
+
+// completers are the Completers of the prompt or template t names.
+func completers(t *Target) map[string]Completer {
+	switch e := t.found.(type) {
+	case *promptEntry:
+		return e.Complete
+	case *templateEntry:
+		return e.Complete
+	}
+	return nil
 }
 
 // complete answers completion/complete: the Completer of the named
 // argument, its values capped at 100. An argument without a Completer has
 // no suggestions (an empty list, not an error: the client asked politely).
 func (m *completionMethods) complete(ctx context.Context, req *Request) *Response {
-	ref, resp := m.find(req)
+	t, resp := gatedTarget(ctx, req, m.target)
 	if resp != nil {
 		return resp
-	}
-	t := ref.target
-	if admittedTarget(ctx) != t && !req.Caller.Can(t.Permission) { // a middleware pointed it elsewhere
-		return deniedResponse(t)
 	}
 	creq, resp := completionRequest(req)
 	if resp != nil {
@@ -130,16 +82,14 @@ func (m *completionMethods) complete(ctx context.Context, req *Request) *Respons
 		return resp
 	}
 	var c Completion
-	if fn := ref.completers[creq.Argument]; fn != nil {
+	if fn := completers(t)[creq.Argument]; fn != nil {
 		var err error
 		if c, err = fn(ctx, req.Caller, creq); err != nil {
 			var je *Error
 			if errors.As(err, &je) {
 				return &Response{Error: je, Target: t.Name, Summary: capEcho(je.Message)}
 			}
-			resp := ErrorResponse(CodeInternalError, "Internal error")
-			resp.Target, resp.Cause, resp.Summary = t.Name, err, "completer failed: "+capEcho(err.Error())
-			return resp
+			return failed(t.Name, "completer", err)
 		}
 	}
 	body := appendCompletion(nil, &c, req.revision(), m.ad.serverMeta)
@@ -194,17 +144,20 @@ func completionRequest(req *Request) (CompletionRequest, *Response) {
 
 // appendCompletion encodes a CompleteResult: at most 100 values, total
 // when known (never less than what is sent), hasMore when values were cut
-// or the Completer said so.
+// or the Completer said so. A nil dst is one sized to fit.
 func appendCompletion(dst []byte, c *Completion, rev revision, serverMeta []byte) []byte {
 	values, more := c.Values, c.HasMore
 	if len(values) > maxCompletionValues {
 		values, more = values[:maxCompletionValues], true
 	}
-	if rev.envelope() {
-		dst = append(dst, `{"resultType":"complete","completion":{"values":[`...)
-	} else {
-		dst = append(dst, `{"completion":{"values":[`...)
+	if dst == nil {
+		size := 96 + len(serverMeta)
+		for _, v := range values {
+			size += len(v) + 3
+		}
+		dst = make([]byte, 0, size)
 	}
+	dst = append(openResult(dst, rev), `"completion":{"values":[`...)
 	for i, v := range values {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -219,28 +172,5 @@ func appendCompletion(dst []byte, c *Completion, rev revision, serverMeta []byte
 	if more {
 		dst = append(dst, `,"hasMore":true`...)
 	}
-	dst = append(dst, '}')
-	if rev.envelope() {
-		dst = append(dst, ',')
-		dst = append(dst, serverMeta...)
-	}
-	return append(dst, '}')
-}
-
-// hasCompleters reports whether some prompt or resource template of the
-// registry has a Completer: the completions capability is declared only
-// then, so that a client is not invited to ask for suggestions that can
-// never come.
-func (r *Registry) hasCompleters() bool {
-	for _, e := range r.promptTable().list {
-		if len(e.Complete) > 0 {
-			return true
-		}
-	}
-	for _, e := range r.resources().tmpl.list {
-		if len(e.Complete) > 0 {
-			return true
-		}
-	}
-	return false
+	return closeResult(append(dst, '}'), rev, serverMeta)
 }
