@@ -37,6 +37,14 @@ func config(t testing.TB, failure mcpredis.FailurePolicy) (mcpredis.Config, *red
 // discard drops every log line.
 var discard = slog.New(slog.DiscardHandler)
 
+// slogOf logs to l, or nowhere when l is nil.
+func slogOf(l *logLines) *slog.Logger {
+	if l == nil {
+		return discard
+	}
+	return slog.New(l)
+}
+
 // logLines is a slog.Handler keeping the messages it is given.
 type logLines struct {
 	mu    sync.Mutex
