@@ -175,7 +175,8 @@ func addOurExtras(reg *mcpmw.Registry, s setup) {
 // newOurs returns mcpmw's handler. Bare: an authenticator that admits every
 // request and an auditor that does nothing. With hooks, what a deployment
 // runs: a bearer-token check, mcpmw.JSONAuditor writing JSON lines, and the
-// httprate-backed per-IP limiter with a limit the benchmark never reaches.
+// in-memory per-IP limiter (ratelimit.PerIP) with a limit the benchmark never
+// reaches.
 func newOurs(s setup, hooks bool) *mcpmw.Handler {
 	var reg mcpmw.Registry
 	reg.Add(ourTools(s)...)

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/ratelimit"
 )
 
 // gcraSource is the rate limit's one script; see gcra.lua.
@@ -50,14 +50,14 @@ type RateLimiter struct {
 
 // PerIP returns a RateLimiter allowing each client IP (as resolved by
 // mcpmw.Options.ClientIP) requests per window, across every instance that
-// shares cfg's Redis and Prefix. IPv6 addresses are grouped by /64, as
-// ratelimit.PerIP groups them; requests whose client IP is empty share one
-// budget. PerIP panics on a setup mistake: no client, a client that does
+// shares cfg's Redis and Prefix. Client IPs are keyed as ratelimit.PerIP
+// keys them (ratelimit.IPKey: IPv6 addresses grouped by /64), and requests
+// whose client IP is empty share one budget. PerIP panics on a setup mistake: no client, a client that does
 // not honour deadlines (see Config.Client), requests below 1 or a window
 // under a millisecond.
 func PerIP(cfg Config, requests int, window time.Duration) *RateLimiter {
 	return newRateLimiter("PerIP", cfg, requests, window, func(_ *http.Request, clientIP string) string {
-		return canonicalIP(clientIP)
+		return ratelimit.IPKey(clientIP)
 	})
 }
 
@@ -151,28 +151,6 @@ func (l *RateLimiter) check(ctx context.Context, key string) ([]int64, error) {
 		err = errors.New("mcpredis: the rate-limit script answered " + strconv.Itoa(len(v)) + " values, not 4")
 	}
 	return v, err
-}
-
-// canonicalIP is the budget key of a client IP: IPv6 addresses grouped by
-// their /64, IPv4 ones (and IPv4-mapped IPv6) as dotted quads, anything
-// else as it is.
-func canonicalIP(ip string) string {
-	for i := 0; i < len(ip); i++ {
-		switch ip[i] {
-		case '.':
-			return ip
-		case ':':
-			parsed := net.ParseIP(ip)
-			if parsed == nil {
-				return ip
-			}
-			if v4 := parsed.To4(); v4 != nil {
-				return v4.String()
-			}
-			return parsed.Mask(net.CIDRMask(64, 128)).String()
-		}
-	}
-	return ip
 }
 
 var _ mcpmw.RateLimiter = (*RateLimiter)(nil)

@@ -572,7 +572,7 @@ func statusTableCases() []rowCase {
 	big := modernCall(readerToken, "1", "echo", `{"message":"`+bigMessage+`"}`)
 	bigChunked := big
 	bigChunked.chunked = true
-	retryAfter := map[string]string{"Retry-After": "60"}
+	retryAfter := map[string]string{"Retry-After": "30", "X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0"} // 2 a minute: one more every 30 s
 	allowPost := map[string]string{"Allow": "POST"}
 	challenge := map[string]string{"WWW-Authenticate": "Bearer"}
 	insufficient := map[string]string{"WWW-Authenticate": `Bearer error="insufficient_scope", scope="write"`}
@@ -1277,7 +1277,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	require.True(t, ready, "the app did not answer within 10 s; output:\n%s", logs.String())
 
-	limited := expect{status: 429, code: -32600, noID: true, header: map[string]string{"Retry-After": "60"}}
+	// 5 a minute: one more every 12 s, so Retry-After is 12 or, on a slow
+	// run, 11; the rows of the status table check its exact value.
+	limited := expect{status: 429, code: -32600, noID: true, header: map[string]string{"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "0"}}
 	steps := []struct {
 		name string
 		req  request
