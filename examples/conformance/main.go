@@ -14,6 +14,11 @@
 //	ADDR           listen address (default 127.0.0.1:3001); the endpoint is /mcp
 //	ALLOWED_HOSTS  comma-separated hosts an Origin header may name (default: loopback)
 //	VERBOSE        when set, every request's audit record is logged to stderr
+//	MCP_STATE_KEY  hex key(s) sealing input_required state: 64 hex characters, or a
+//	               comma-separated list (a key ring: the first seals, all open);
+//	               unset means a random key of this process's own. Instances that
+//	               share a key resume each other's rounds (scripts/conformance-proxy.sh
+//	               runs three behind a round-robin proxy).
 //
 // Everyone is admitted: this is a test fixture, never a template for
 // authentication.
@@ -53,9 +58,10 @@ type config struct {
 	addr         string
 	allowedHosts []string // nil: the library's loopback default
 	verbose      bool
+	stateKeys    *mcpmw.KeyRing // nil: a random key per process
 }
 
-func configFromEnv(getenv func(string) string) config {
+func configFromEnv(getenv func(string) string) (config, error) {
 	c := config{addr: "127.0.0.1:3001", verbose: getenv("VERBOSE") != ""}
 	if v := getenv("ADDR"); v != "" {
 		c.addr = v
@@ -65,7 +71,14 @@ func configFromEnv(getenv func(string) string) config {
 			c.allowedHosts = append(c.allowedHosts, h)
 		}
 	}
-	return c
+	if v := getenv("MCP_STATE_KEY"); v != "" {
+		keys, err := mcpmw.ParseKeyRing(v)
+		if err != nil {
+			return c, fmt.Errorf("MCP_STATE_KEY: %w", err) // the error never quotes the key
+		}
+		c.stateKeys = keys
+	}
+	return c, nil
 }
 
 // newHandler returns the mux serving the MCP endpoint at /mcp.
@@ -97,6 +110,7 @@ func newHandler(c config, logger *slog.Logger) http.Handler {
 		// initialize to name a session; the id is random and never checked,
 		// so the endpoint stays stateless.
 		LegacySessionIDs: true,
+		StateKeys:        c.stateKeys,
 		Logger:           logger,
 	}))
 	return mux
@@ -122,7 +136,10 @@ func main() {
 }
 
 func run() error {
-	c := configFromEnv(os.Getenv)
+	c, err := configFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	level := slog.LevelInfo
 	if c.verbose {
 		level = slog.LevelDebug
