@@ -37,10 +37,11 @@ type Server struct {
 	// Addr is host:port, for redis.Options.Addr.
 	Addr string
 
-	t    testing.TB
-	bin  string
-	port int
-	dir  string
+	t     testing.TB
+	bin   string
+	port  int
+	dir   string
+	extra []string // more redis-server arguments (a cluster node's)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd     // nil while stopped
@@ -52,16 +53,28 @@ type Server struct {
 // package doc for what happens when the binary is absent.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	return start(t, lookPath(t, "redis-server"))
+}
+
+// lookPath returns the path of the named Redis binary, or skips (or fails)
+// t as the package doc says.
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
 	if err != nil {
-		msg := "redis-server not found in PATH: these tests need a real Redis server " +
+		msg := name + " not found in PATH: these tests need a real Redis server " +
 			"(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis)"
 		if os.Getenv(RequireEnv) != "" {
 			t.Fatalf("%s, and %s is set", msg, RequireEnv)
 		}
 		t.Skip(msg + "; set " + RequireEnv + "=1 to make this a failure")
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	return bin
+}
+
+func start(t testing.TB, bin string, extra ...string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), extra: extra}
 	// A port the kernel had free a moment ago: another process may take
 	// it before redis-server binds, so a failed start tries another.
 	var lastErr error
@@ -108,10 +121,10 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(s.bin,
+	cmd := exec.Command(s.bin, append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--daemonize", "no", "--loglevel", "warning")
+		"--dir", s.dir, "--daemonize", "no", "--loglevel", "warning"}, s.extra...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
