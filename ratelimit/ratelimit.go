@@ -160,13 +160,20 @@ func (l *limiter) Limit(w http.ResponseWriter, r *http.Request, clientIP string)
 		return false
 	}
 	h := w.Header()
-	h["Retry-After"] = []string{strconv.FormatInt((wait+int64(time.Second)-1)/int64(time.Second), 10)}
+	h["Retry-After"] = []string{retryAfter(wait)}
 	h["X-Ratelimit-Limit"] = l.limit
 	h["X-Ratelimit-Remaining"] = zero
 	return true
 }
 
 var zero = []string{"0"}
+
+// retryAfter is Retry-After for a wait of ns nanoseconds: whole seconds,
+// rounded up, so that a client retrying then is admitted (never 0: the
+// wait is positive).
+func retryAfter(ns int64) string {
+	return strconv.FormatInt((ns+int64(time.Second)-1)/int64(time.Second), 10)
+}
 
 // take counts one request of bucket k at now and returns 0, or, when the
 // bucket has no room, how long until it has (and counts nothing).
