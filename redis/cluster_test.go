@@ -10,13 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
-	"github.com/mcpmw/mcpmw/redis/internal/redistest"
 )
 
 // TestCluster: under Redis Cluster each check's one key goes to the node
-// of its slot (keys of many slots, so every node holds some), and events
-// reach a Notifier whose subscription is on another node.
+// of its slot (keys of many slots, so every node holds some), events
+// reach a Notifier whose subscription is on another node, and a relay's
+// send counts its receiver wherever the sender's connection is (a
+// PUBLISH would count only the receivers on the node it reached).
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	addrs := redistest.StartCluster(t, 3)
@@ -59,4 +61,23 @@ func TestCluster(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	assert.Equal(t, ev, got.wait(t, 1)[0])
+
+	var relays []*mcpredis.Relay
+	var inboxes []*inbox
+	for range 6 {
+		r, in := newRelay(t, newCluster(), nil)
+		relays, inboxes = append(relays, r), append(inboxes, in)
+	}
+	for i, from := range relays {
+		for j, to := range relays {
+			if i != j {
+				ok, err := from.Send(t.Context(), to.ID(), []byte(from.ID()))
+				require.NoError(t, err)
+				require.True(t, ok, "relay %d to relay %d: the receiver is counted", i, j)
+			}
+		}
+	}
+	for i, in := range inboxes {
+		assert.Len(t, in.wait(t, len(relays)-1), len(relays)-1, "relay %d heard from every other", i)
+	}
 }

@@ -37,6 +37,10 @@
 //	                                           on Redis's clock, expiring once the
 //	                                           budget is full again
 //	<prefix>events                             the channel of change notifications
+//	<prefix>instance:<id>                      one instance's own channel (the relay:
+//	                                           legacy answers and cancellations for
+//	                                           the instance holding the call; a shard
+//	                                           channel under Cluster)
 //
 // A script touches one key, so under Cluster each check goes to the one
 // node holding its slot. The limit is part of the key, so a deployment

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
-	"github.com/mcpmw/mcpmw/redis/internal/redistest"
 )
 
 // newClient returns a client of srv that honours deadlines, closed when t

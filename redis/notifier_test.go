@@ -13,9 +13,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	"github.com/mcpmw/mcpmw/mcpmwtest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
-	"github.com/mcpmw/mcpmw/redis/internal/redistest"
 )
 
 // events collects what a subscriber is given.

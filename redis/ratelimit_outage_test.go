@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
-	"github.com/mcpmw/mcpmw/redis/internal/redistest"
 )
 
 // slack is what a request may take beyond Config.Timeout on a loaded

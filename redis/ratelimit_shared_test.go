@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
-	"github.com/mcpmw/mcpmw/redis/internal/redistest"
 )
 
 // TestThreeInstancesShareOneBudget: three instances (each its own client,

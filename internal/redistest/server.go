@@ -1,6 +1,9 @@
-// Package redistest starts a real redis-server for the tests of package
-// mcpredis: never a mock, so that scripts, pub/sub and outages behave as
-// they do in production.
+// Package redistest starts a real redis-server for the tests that need
+// one (package mcpredis in redis/, the example app's notes store and the
+// multi-process tests in examples/): never a mock, so that scripts,
+// pub/sub and outages behave as they do in production. It uses the
+// standard library only, so that it lives in the root module, where every
+// module of the repository can import it.
 //
 // Start runs redis-server on a free port of 127.0.0.1 with persistence off
 // (--save ” --appendonly no) and stops it when the test ends. Where the

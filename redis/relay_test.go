@@ -1,0 +1,305 @@
+package mcpredis_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/mcpmw/mcpmw/internal/redistest"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
+)
+
+// inbox collects the payloads a relay hands on.
+type inbox struct {
+	mu  sync.Mutex
+	got []string
+	ch  chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{ch: make(chan struct{}, 100)} }
+
+func (b *inbox) receive(p []byte) {
+	b.mu.Lock()
+	b.got = append(b.got, string(p))
+	b.mu.Unlock()
+	b.ch <- struct{}{}
+}
+
+func (b *inbox) all() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.got...)
+}
+
+// wait waits for n payloads in all and returns every payload so far.
+func (b *inbox) wait(t *testing.T, n int) []string {
+	t.Helper()
+	for {
+		if got := b.all(); len(got) >= n {
+			return got
+		}
+		select {
+		case <-b.ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d payloads within 5 s, want %d: %q", len(b.all()), n, b.all())
+		}
+	}
+}
+
+// commands is a go-redis hook counting the commands its client sends.
+type commands struct{ n atomic.Int64 }
+
+func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// newRelay returns a relay on a client of its own, closed when t ends.
+func newRelay(t *testing.T, client redis.UniversalClient, logs *logLines) (*mcpredis.Relay, *inbox) {
+	t.Helper()
+	in := newInbox()
+	r, err := mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: client, Logger: slogOf(logs), Timeout: time.Second}, in.receive)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close() })
+	return r, in
+}
+
+// TestRelaySendsToTheNamedInstanceOnly: a payload reaches the instance its
+// id names, and no other, as soon as that instance's relay exists.
+func TestRelaySendsToTheNamedInstanceOnly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, aIn := newRelay(t, newClient(t, srv.Addr), nil)
+	b, bIn := newRelay(t, newClient(t, srv.Addr), nil)
+	require.NotEqual(t, a.ID(), b.ID())
+	for _, id := range []string{a.ID(), b.ID()} {
+		assert.Len(t, id, 22)
+		assert.True(t, mcpredis.ValidInstanceID(id), id)
+	}
+
+	ok, err := a.Send(t.Context(), b.ID(), []byte(`{"answer":1}`))
+	require.NoError(t, err)
+	assert.True(t, ok, "b's relay is subscribed: it received the payload")
+	ok, err = b.Send(t.Context(), a.ID(), []byte("to a"))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, []string{`{"answer":1}`}, bIn.wait(t, 1))
+	assert.Equal(t, []string{"to a"}, aIn.wait(t, 1))
+	time.Sleep(50 * time.Millisecond)
+	assert.Len(t, aIn.all(), 1, "a payload reaches the one instance it names")
+	assert.Len(t, bIn.all(), 1)
+
+	// Subscribed before newRelay returns: a payload sent at once is
+	// received, every time.
+	client := newClient(t, srv.Addr)
+	for range 10 {
+		c, cIn := newRelay(t, client, nil)
+		ok, err := a.Send(t.Context(), c.ID(), []byte("first"))
+		require.NoError(t, err)
+		require.True(t, ok, "a relay is subscribed when newRelay returns")
+		assert.Equal(t, []string{"first"}, cIn.wait(t, 1))
+	}
+}
+
+// TestRelayNoSuchInstance: an id no instance holds has no receiver, and an
+// id that cannot be an instance's is not even sent.
+func TestRelayNoSuchInstance(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := newClient(t, srv.Addr)
+	var sent commands
+	client.AddHook(&sent)
+	a, _ := newRelay(t, client, nil)
+	_, err := a.Send(t.Context(), a.ID(), []byte("connects")) // the connection's own commands (HELLO...) are counted too
+	require.NoError(t, err)
+
+	sent.n.Store(0)
+	ok, err := a.Send(t.Context(), "AAAAAAAAAAAAAAAAAAAAAA", []byte("lost"))
+	require.NoError(t, err)
+	assert.False(t, ok, "no instance holds this id")
+	assert.Equal(t, int64(1), sent.n.Load(), "one PUBLISH")
+
+	for _, id := range []string{
+		"", "short", a.ID() + "x", a.ID()[:21],
+		"AAAAAAAAAAAAAAAAAAAAA+", // not base64url
+		"AAAAAAAAAAAAAAAAAAAAAB", // not canonical: the last character's low bits are set
+		"x:../events",
+		strings.Repeat("A", 21) + ":",
+	} {
+		ok, err := a.Send(t.Context(), id, []byte("lost"))
+		assert.NoError(t, err, "%q", id)
+		assert.False(t, ok, "%q", id)
+		assert.False(t, mcpredis.ValidInstanceID(id), "%q", id)
+	}
+	assert.Equal(t, int64(1), sent.n.Load(), "what cannot be an instance id is never published")
+}
+
+// TestRelayClosedLeavesNothing: once closed, a relay has no receiver, no
+// subscription and no goroutine left, whether Redis is up or down; Close
+// may be called again.
+func TestRelayClosedLeavesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	counter := newClient(t, srv.Addr)
+	ignore := goleak.IgnoreCurrent()
+	for _, down := range []bool{false, true} {
+		client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+		in := newInbox()
+		r, err := mcpredis.NewRelay(context.Background(), mcpredis.Config{Client: client, Logger: discard}, in.receive)
+		require.NoError(t, err)
+		other, _ := newRelay(t, counter, nil)
+		channel := "mcpmw:instance:" + r.ID()
+		if down {
+			srv.Stop()
+		}
+		require.NoError(t, r.Close())
+		require.NoError(t, r.Close(), "Close twice")
+		if down {
+			srv.Restart()
+		}
+		ok, err := other.Send(context.Background(), r.ID(), []byte("after close"))
+		require.NoError(t, err)
+		assert.False(t, ok, "a closed relay receives nothing")
+		subs, err := counter.PubSubNumSub(context.Background(), channel).Result()
+		require.NoError(t, err)
+		assert.Zero(t, subs[channel], "no subscription left")
+		assert.Empty(t, in.all())
+		require.NoError(t, other.Close())
+		require.NoError(t, client.Close())
+	}
+	goleak.VerifyNone(t, ignore, restartedServer)
+}
+
+// restartedServer ignores the goroutine waiting for a redis-server the
+// test restarted: the test's, not the relay's.
+var restartedServer = goleak.IgnoreAnyFunction("github.com/mcpmw/mcpmw/internal/redistest.(*Server).start.func1")
+
+// TestRelayStartIsBounded: newRelay waits for Redis no longer than its
+// bound (a down server, a hung one), leaving nothing behind, and
+// subscribes once a server that was not up yet answers within it.
+func TestRelayStartIsBounded(t *testing.T) {
+	srv := redistest.Start(t)
+	client := newClient(t, srv.Addr)
+	restore := mcpredis.SetRelayStartTimeout(300 * time.Millisecond)
+	defer restore()
+	ignore := goleak.IgnoreCurrent()
+	start := func(ctx context.Context) (*mcpredis.Relay, time.Duration, error) {
+		t0 := time.Now()
+		r, err := mcpredis.NewRelay(ctx, mcpredis.Config{Client: client, Logger: discard}, func([]byte) {})
+		return r, time.Since(t0), err
+	}
+
+	srv.Stop()
+	r, took, err := start(context.Background())
+	assert.Nil(t, r)
+	require.ErrorContains(t, err, "mcpredis: the relay's subscription to mcpmw:instance:")
+	assert.ErrorContains(t, err, "was not confirmed in time")
+	assert.Less(t, took, 300*time.Millisecond+slack, "Redis down: the bound holds")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	_, took, err = start(ctx)
+	cancel()
+	assert.Error(t, err)
+	assert.Less(t, took, 100*time.Millisecond+slack, "ctx's deadline, when sooner, holds")
+
+	srv.Restart()
+	srv.Pause()
+	_, took, err = start(context.Background())
+	srv.Resume()
+	assert.Error(t, err)
+	assert.Less(t, took, 300*time.Millisecond+slack, "Redis hung: the bound holds")
+
+	srv.Stop()
+	restore()
+	up := make(chan struct{})
+	go func() {
+		defer close(up)
+		time.Sleep(200 * time.Millisecond)
+		srv.Restart()
+	}()
+	r, _, err = start(context.Background())
+	<-up
+	require.NoError(t, err, "Redis came up within the bound: asked again until it answered")
+	other, _ := newRelay(t, client, nil)
+	ok, err := other.Send(context.Background(), r.ID(), []byte("hello"))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.NoError(t, r.Close())
+	require.NoError(t, other.Close())
+	goleak.VerifyNone(t, ignore, restartedServer)
+}
+
+// TestRelayAfterRedisRestarts: while Redis is down a send fails within its
+// deadline, logged once; once Redis is back, go-redis restores the
+// subscription by itself (logged), and payloads flow again.
+func TestRelayAfterRedisRestarts(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	logs := &logLines{}
+	a, _ := newRelay(t, newClient(t, srv.Addr), logs)
+	b, bIn := newRelay(t, newClient(t, srv.Addr), logs)
+
+	srv.Stop()
+	for range 3 {
+		t0 := time.Now()
+		ok, err := a.Send(t.Context(), b.ID(), []byte("lost"))
+		assert.Error(t, err)
+		assert.False(t, ok)
+		assert.Less(t, time.Since(t0), time.Second+slack, "within Config.Timeout")
+	}
+	srv.Restart()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, err := a.Send(t.Context(), b.ID(), []byte("again"))
+		if err == nil && ok {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "b's subscription not restored within 10 s of the restart (%v)", err)
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, []string{"again"}, bIn.wait(t, 1), "nothing sent while Redis was down arrives")
+	want := []string{
+		"WARN mcpredis: Redis does not answer: answers and cancellations for other instances are lost until it does",
+		"INFO mcpredis: Redis answers again",
+	}
+	got := logs.all()
+	for _, line := range want {
+		assert.Equal(t, 1, count(got, line), "%q once in %q", line, got)
+	}
+	assert.Contains(t, got, "INFO mcpredis: the relay's subscription is restored: this instance receives answers and cancellations again")
+}
+
+func count(lines []string, line string) int {
+	n := 0
+	for _, l := range lines {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}
+
+func TestNewRelayPanicsOnSetupMistakes(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := newClient(t, srv.Addr)
+	assert.PanicsWithValue(t, "mcpredis: newRelay: the receive func is nil", func() {
+		_, _ = mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: client}, nil)
+	})
+	assert.PanicsWithValue(t, "mcpredis: newRelay: Config.Client is nil", func() {
+		_, _ = mcpredis.NewRelay(t.Context(), mcpredis.Config{}, func([]byte) {})
+	})
+}
