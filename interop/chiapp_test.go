@@ -66,10 +66,10 @@ func startChiApp(t *testing.T) *chiApp {
 	bin := filepath.Join(dir, "chi-app")
 	buildCtx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "./examples/chi-app")
-	build.Dir = ".." // the root module, which holds the example app
+	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "./chi-app")
+	build.Dir = "../examples" // the examples' module, which holds the example app
 	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build ./examples/chi-app: %s", out)
+	require.NoError(t, err, "go build ./chi-app in examples/: %s", out)
 
 	// The app has no way to report a port the kernel picked, so pick one
 	// here; another process may grab it in between, so a start that fails

@@ -148,7 +148,7 @@ start_server() {
   await_ready "$URL"
 }
 
-go build -o "$WORK/conformance-server" ./examples/conformance
+go -C examples build -o "$WORK/conformance-server" ./conformance
 if [ "$INSTANCES" = 1 ]; then
   start_server server
   echo "conformance: server at $URL (suite $SUITE_VERSION, $("$NODE" --version))" >&2

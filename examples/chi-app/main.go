@@ -1,7 +1,7 @@
 // Command chi-app is a small web service that exposes some of its operations
 // as MCP tools with mcpmw, mounted at /mcp on a chi router.
 //
-//	go run ./examples/chi-app
+//	go -C examples run ./chi-app     # from the repository root: examples/ is a module of its own
 //
 // Environment:
 //

@@ -1226,7 +1226,7 @@ func TestEndToEnd(t *testing.T) {
 	bin := filepath.Join(dir, "chi-app")
 	buildCtx, cancelBuild := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancelBuild()
-	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "github.com/mcpmw/mcpmw/examples/chi-app")
+	build := exec.CommandContext(buildCtx, "go", "-C", "examples", "build", "-o", bin, "./chi-app") // README.md: go -C examples run ./chi-app
 	build.Dir = root
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)

@@ -6,7 +6,7 @@
 // prompts and completion (resources.go), and the hooks of the
 // subscriptions/listen scenarios (listen.go).
 //
-//	go run ./examples/conformance
+//	go -C examples run ./conformance # from the repository root: examples/ is a module of its own
 //	bash scripts/conformance.sh      # builds it, starts it, runs the suite
 //
 // Environment:
