@@ -22,10 +22,10 @@ type Config struct {
 	//
 	// The client must honour the per-call deadline: a *redis.Client,
 	// *redis.ClusterClient or *redis.Ring made without
-	// ContextTimeoutEnabled: true (redis.ParseURL reads it from
-	// ?context_timeout_enabled=true) waits its ReadTimeout, 3 s by default,
+	// ContextTimeoutEnabled: true waits its ReadTimeout, 3 s by default,
 	// for a server that has stopped answering, and the constructors panic
-	// on such a client. Another UniversalClient must bound each command by
+	// on such a client. redis.ParseURL never sets it (no URL parameter
+	// does): set it on the Options it returns, as the package example does. Another UniversalClient must bound each command by
 	// its context's deadline in the same way.
 	Client redis.UniversalClient
 

@@ -13,6 +13,21 @@
 //	               comma-separated list (a key ring: the first seals, all open);
 //	               unset means a random key of this process's own. Instances that
 //	               share a key resume each other's rounds.
+//	REDIS_URL      redis://[user:password@]host:port/db: the notes (per team), the
+//	               rate limit (one budget per client IP across every instance) and
+//	               change notifications go through this Redis, so that any number
+//	               of instances behind a load balancer serve the same service.
+//	               Unset: one instance, everything in its memory.
+//	REDIS_FAIL     open (default) or closed: while Redis cannot be reached, the rate
+//	               limit admits every request, or refuses it (429, Retry-After: 1).
+//	               The notes tools then answer isError ("the notes store (Redis) is
+//	               not answering: ..."), each within 500 ms; everything works again
+//	               once Redis does, without a restart.
+//
+// With REDIS_URL, its keys and channels start with "chi-app:": the notes of
+// team T are the sorted set chi-app:notes:{T} (and its counter
+// chi-app:notes:{T}:next); the rate limit and the notifications use
+// mcpredis's (chi-app:rate:..., chi-app:events).
 //
 // Bearer tokens: "reader-token" (capability read) and "writer-token" (read
 // and write), both of the team "demo"; "other-token" (read and write) is of
@@ -37,7 +52,9 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/examples/internal/redisenv"
 	"github.com/mcpmw/mcpmw/ratelimit"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
 // config is what the environment decides.
@@ -47,6 +64,7 @@ type config struct {
 	ratePerMin   int
 	auditPath    string
 	stateKeys    *mcpmw.KeyRing // nil: a random key per process
+	redis        redisenv.Settings
 }
 
 func configFromEnv(getenv func(string) string) (config, error) {
@@ -77,6 +95,11 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		}
 		c.stateKeys = keys
 	}
+	r, err := redisenv.FromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.redis = r
 	return c, nil
 }
 
@@ -90,15 +113,16 @@ const instructions = "Notes for your team: notes_list reads them, note_create ad
 // logging to logOut. extra tools are served beside the application's own
 // (the tests use it for faults the real tools never produce).
 func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.Handler {
-	r, _ := newApp(c, auditOut, logOut, extra...)
+	r, _, _ := newApp(c, auditOut, logOut, extra...)
 	return r
 }
 
 // newApp is newRouter, also returning the MCP endpoint, whose Close ends
-// its open listen streams when the server shuts down.
-func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Handler, *mcpmw.Handler) {
-	store := newNoteStore()
-	notify := mcpmw.NewLocalNotifier() // one process; a shared bus (Redis) would let every instance's listeners hear
+// its open listen streams when the server shuts down, and a func that
+// closes the connections to Redis once the server is done.
+func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Handler, *mcpmw.Handler, func()) {
+	logger := slog.New(slog.NewTextHandler(logOut, nil))
+	store, notify, limit, done := backends(c, logger)
 	var reg mcpmw.Registry
 	reg.Add(tools(store, notify)...)
 	reg.Add(extra...)
@@ -111,12 +135,10 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 		Instructions: instructions,
 		AllowedHosts: c.allowedHosts,
 		ClientIP:     func(r *http.Request) string { return middleware.GetClientIP(r.Context()) },
-		Logger:       slog.New(slog.NewTextHandler(logOut, nil)),
+		Logger:       logger,
 		StateKeys:    c.stateKeys,
 		Notifier:     notify,
-	}
-	if c.ratePerMin > 0 {
-		opts.RateLimit = ratelimit.PerIP(c.ratePerMin, time.Minute)
+		RateLimit:    limit,
 	}
 	// One JSON object per line, the arguments as JSON (sensitive ones,
 	// note_create's text, as "[redacted]"); a line that cannot be written
@@ -130,7 +152,28 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mcp := mcpmw.New(&reg, newTokenAuth(), audit, opts)
 	r.Handle("/mcp", mcp)
-	return r, mcp
+	return r, mcp, done
+}
+
+// backends returns what the app keeps its notes in, tells its listeners
+// through and limits requests by (nil for RATE_LIMIT=0): this process's
+// memory, or with REDIS_URL, Redis, which every instance shares; and the
+// func that closes the connections to Redis.
+func backends(c config, logger *slog.Logger) (notes, mcpmw.Notifier, mcpmw.RateLimiter, func()) {
+	if !c.redis.Enabled() {
+		var limit mcpmw.RateLimiter
+		if c.ratePerMin > 0 {
+			limit = ratelimit.PerIP(c.ratePerMin, time.Minute)
+		}
+		return newMemNotes(), mcpmw.NewLocalNotifier(), limit, func() {}
+	}
+	cfg := c.redis.Config("chi-app:", logger)
+	var limit mcpmw.RateLimiter
+	if c.ratePerMin > 0 {
+		limit = mcpredis.PerIP(cfg, c.ratePerMin, time.Minute)
+	}
+	n := mcpredis.NewNotifier(cfg)
+	return newRedisNotes(cfg.Client, cfg.Prefix, logger), n, limit, func() { _, _ = n.Close(), cfg.Client.Close() }
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
@@ -166,9 +209,13 @@ func run() error {
 		defer f.Close()
 		auditOut = f
 	}
-	router, mcp := newApp(c, auditOut, os.Stderr)
+	router, mcp, closeRedis := newApp(c, auditOut, os.Stderr)
+	defer closeRedis()
 	srv := newHTTPServer(c.addr, router)
 	srv.RegisterOnShutdown(mcp.Close) // listen streams end, so Shutdown does not wait for them
+	if c.redis.Enabled() {
+		fmt.Fprintf(os.Stderr, "chi-app: notes, rate limit and notifications in Redis at %s (REDIS_FAIL=%s)\n", c.redis.Addr(), c.redis.Failure)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

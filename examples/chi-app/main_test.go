@@ -1173,6 +1173,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "RATE_LIMIT fractional", env: map[string]string{"RATE_LIMIT": "1.5"}, wantErr: `RATE_LIMIT="1.5"`},
 		{name: "MCP_STATE_KEY not hex", env: map[string]string{"MCP_STATE_KEY": strings.Repeat("zz", 32)}, wantErr: "MCP_STATE_KEY"},
 		{name: "MCP_STATE_KEY too short", env: map[string]string{"MCP_STATE_KEY": "abcd"}, wantErr: "MCP_STATE_KEY"},
+		{name: "REDIS_FAIL neither open nor closed", env: map[string]string{"REDIS_FAIL": "half"}, wantErr: `REDIS_FAIL="half": want open`},
+		{name: "REDIS_URL not a Redis URL", env: map[string]string{"REDIS_URL": "https://u:hunter2@h/"}, wantErr: "REDIS_URL: redis: invalid URL scheme: https"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1187,6 +1189,16 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 
+	t.Run("REDIS_URL and REDIS_FAIL", func(t *testing.T) {
+		t.Parallel()
+		c, err := configFromEnv(func(k string) string {
+			return map[string]string{"REDIS_URL": "redis://:hunter2@127.0.0.1:6390/4", "REDIS_FAIL": "closed"}[k]
+		})
+		require.NoError(t, err)
+		assert.True(t, c.redis.Enabled())
+		assert.Equal(t, "127.0.0.1:6390", c.redis.Addr())
+		assert.Equal(t, "closed", c.redis.Failure.String())
+	})
 	t.Run("RATE_LIMIT=0 serves without a limit", func(t *testing.T) {
 		t.Parallel()
 		c, err := configFromEnv(func(k string) string { return map[string]string{"RATE_LIMIT": "0"}[k] })

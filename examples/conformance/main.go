@@ -19,6 +19,11 @@
 //	               unset means a random key of this process's own. Instances that
 //	               share a key resume each other's rounds (scripts/conformance-proxy.sh
 //	               runs three behind a round-robin proxy).
+//	REDIS_URL      redis://host:port/db, as for examples/chi-app: change notifications
+//	               published on any instance reach the listeners of every instance
+//	               sharing it (keys and channels under "conformance:"); unset, each
+//	               process has its own. REDIS_FAIL is read and checked as chi-app
+//	               reads it; the fixture has no rate limit for it to govern.
 //
 // Everyone is admitted: this is a test fixture, never a template for
 // authentication.
@@ -38,6 +43,8 @@ import (
 	"time"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/examples/internal/redisenv"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
 // anyone is the caller every request authenticates as: it may do anything.
@@ -59,6 +66,7 @@ type config struct {
 	allowedHosts []string // nil: the library's loopback default
 	verbose      bool
 	stateKeys    *mcpmw.KeyRing // nil: a random key per process
+	redis        redisenv.Settings
 }
 
 func configFromEnv(getenv func(string) string) (config, error) {
@@ -78,11 +86,24 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		}
 		c.stateKeys = keys
 	}
+	r, err := redisenv.FromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.redis = r
 	return c, nil
 }
 
-// newHandler returns the mux serving the MCP endpoint at /mcp.
-func newHandler(c config, logger *slog.Logger) http.Handler {
+// newHandler returns the mux serving the MCP endpoint at /mcp, and the
+// func that closes its connections to Redis once the server is done.
+func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
+	var notify mcpmw.Notifier // nil: the Handler's own, this process's listeners only
+	done := func() {}
+	if c.redis.Enabled() {
+		cfg := c.redis.Config("conformance:", logger)
+		n := mcpredis.NewNotifier(cfg)
+		notify, done = n, func() { _, _ = n.Close(), cfg.Client.Close() }
+	}
 	var reg mcpmw.Registry
 	reg.Add(tools()...)
 	reg.Add(askTools()...)
@@ -111,9 +132,10 @@ func newHandler(c config, logger *slog.Logger) http.Handler {
 		// so the endpoint stays stateless.
 		LegacySessionIDs: true,
 		StateKeys:        c.stateKeys,
+		Notifier:         notify,
 		Logger:           logger,
 	}))
-	return mux
+	return mux, done
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
@@ -150,7 +172,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := newHTTPServer(newHandler(c, logger))
+	h, closeRedis := newHandler(c, logger)
+	defer closeRedis()
+	srv := newHTTPServer(h)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -50,7 +50,8 @@ func post(t *testing.T, url, method, name, params, meta string, header ...string
 
 func newServer(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(newHandler(config{}, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	h, _ := newHandler(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
@@ -201,6 +202,11 @@ func TestConfigFromEnv(t *testing.T) {
 	defaults, err := configFromEnv(func(string) string { return "" })
 	require.NoError(t, err)
 	assert.Equal(t, config{addr: "127.0.0.1:3001"}, defaults)
+	_, err = configFromEnv(func(k string) string { return map[string]string{"REDIS_FAIL": "sometimes"}[k] })
+	assert.ErrorContains(t, err, `REDIS_FAIL="sometimes": want open`)
+	c, err = configFromEnv(func(k string) string { return map[string]string{"REDIS_URL": "redis://127.0.0.1:6390/1"}[k] })
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:6390", c.redis.Addr(), "REDIS_URL read as chi-app reads it")
 }
 
 // MCP_STATE_KEY becomes the fixture's key ring, as in examples/chi-app: a
@@ -261,7 +267,8 @@ func TestRoundSealedByOneInstanceResumedByAnother(t *testing.T) {
 			t.Parallel()
 			var urls []string
 			for range 2 {
-				srv := httptest.NewServer(newHandler(tc.c, slog.New(slog.NewTextHandler(io.Discard, nil))))
+				h, _ := newHandler(tc.c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				srv := httptest.NewServer(h)
 				t.Cleanup(srv.Close)
 				urls = append(urls, srv.URL+"/mcp")
 			}
