@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -217,11 +218,17 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "chi-app: notes, rate limit and notifications in Redis at %s (REDIS_FAIL=%s)\n", c.redis.Addr(), c.redis.Failure)
 	}
 
+	// Listening first, so that the line below names the port the kernel
+	// chose for ADDR=127.0.0.1:0 (the multi-instance tests start it so).
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(os.Stderr, "chi-app: MCP endpoint at http://%s/mcp\n", c.addr)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "chi-app: MCP endpoint at http://%s/mcp\n", ln.Addr())
 	select {
 	case err := <-errc:
 		return err

@@ -35,14 +35,17 @@ func redisStore(t *testing.T, srv *redistest.Server, maxLen int, logs *lockedBuf
 // most maxLen per tenant.
 func TestNotesStores(t *testing.T) {
 	t.Parallel()
-	mem := newMemNotes()
-	mem.maxLen = 3
-	for name, store := range map[string]notes{
-		"memory": mem,
-		"redis":  redisStore(t, redistest.Start(t), 3, &lockedBuffer{}),
+	for name, newStore := range map[string]func(t *testing.T) notes{
+		"memory": func(*testing.T) notes {
+			mem := newMemNotes()
+			mem.maxLen = 3
+			return mem
+		},
+		"redis": func(t *testing.T) notes { return redisStore(t, redistest.Start(t), 3, &lockedBuffer{}) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			store := newStore(t) // the Redis one skips without redis-server
 			ctx := t.Context()
 			var added []note
 			for _, text := range []string{"one", "two", "three"} {

@@ -1,0 +1,42 @@
+package scaleout
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw/mcpmwtest"
+)
+
+// TestConformanceFixtureAcrossInstances: three instances of the
+// conformance fixture sharing REDIS_URL and MCP_STATE_KEY carry one
+// input_required exchange of two rounds across all three: sealed by the
+// first, resumed and sealed again by the second, finished by the third.
+func TestConformanceFixtureAcrossInstances(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, "conformance")
+	const tool = "test_input_required_result_multi_round"
+	elicits := mcpmwtest.Capabilities(map[string]any{"elicitation": map[string]any{}})
+	answer := map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}
+
+	type round struct {
+		ResultType   string `json:"resultType"`
+		RequestState string `json:"requestState"`
+	}
+	call := func(i int, params map[string]any) *mcpmwtest.Response {
+		t.Helper()
+		params["name"], params["arguments"] = tool, map[string]any{}
+		resp, err := client(c.instances[i].url, "", elicits).Call(t.Context(), "tools/call", params)
+		require.NoError(t, err, "round on %s", c.instances[i].name)
+		return resp
+	}
+	var r1, r2 round
+	require.NoError(t, call(0, map[string]any{}).Decode(&r1))
+	require.Equal(t, "input_required", r1.ResultType)
+	require.NoError(t, call(1, map[string]any{"inputResponses": map[string]any{"first": answer}, "requestState": r1.RequestState}).Decode(&r2))
+	require.Equal(t, "input_required", r2.ResultType, "the second instance opened the first's state and asked again")
+	require.NotEqual(t, r1.RequestState, r2.RequestState)
+	last := call(2, map[string]any{"inputResponses": map[string]any{"second": answer}, "requestState": r2.RequestState})
+	assert.Contains(t, string(last.Result), "Both rounds done.", "the third opened the second's state")
+}

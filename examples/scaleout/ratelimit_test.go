@@ -1,0 +1,70 @@
+package scaleout
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRateLimitAcrossInstances: RATE_LIMIT=N is one budget per client IP
+// across the three instances (the proxy's address is every request's
+// client IP here): 64 concurrent clients sending 4N requests through the
+// round-robin proxy get between N and N+3 admitted, the rest 429 with
+// Retry-After; the proxy sends each instance a third of them.
+func TestRateLimitAcrossInstances(t *testing.T) {
+	t.Parallel()
+	const n = 30 // a minute's budget; it refills one request every 2 s, so a run of a second or two gains at most one
+	c := startCluster(t, "chi-app", "RATE_LIMIT="+strconv.Itoa(n))
+
+	const clients, each = 64, (4*n + 63) / 64
+	var (
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		retry    = map[string]int{}
+		failed   []error
+		wg       sync.WaitGroup
+	)
+	for w := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := "rate-" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
+				status, h, _, err := post(t.Context(), c.proxyURL, readerToken, "tools/call", "echo", echoBody(id))
+				mu.Lock()
+				if err != nil {
+					failed = append(failed, err)
+				}
+				statuses[status]++
+				if status == 429 {
+					retry[h.Get("Retry-After")]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Empty(t, failed)
+	admitted := statuses[200]
+	assert.Equal(t, clients*each, statuses[200]+statuses[429], "every answer is 200 or 429: %v", statuses)
+	assert.GreaterOrEqual(t, admitted, n, "the whole budget is usable: %v", statuses)
+	assert.LessOrEqual(t, admitted, n+3, "one budget for the three instances, not three: %v\n%s", statuses, c.logs())
+	for v := range retry {
+		secs, err := strconv.Atoi(v)
+		assert.NoError(t, err, "Retry-After %q", v)
+		assert.Positive(t, secs)
+	}
+
+	served := c.proxy.Served()
+	for i := range c.instances {
+		assert.InDelta(t, clients*each/3, served[i], 2, "the proxy rotates: %v", served)
+	}
+	total := 0
+	for _, in := range c.instances {
+		total += len(in.records(t))
+	}
+	assert.Equal(t, admitted, total, "each admitted request audited once, no 429 ever")
+}
