@@ -138,6 +138,7 @@ func startInstance(t *testing.T, name, bin string, env []string) *instance {
 	in.cmd = exec.Command(bin)
 	in.cmd.Env = append(os.Environ(), append([]string{"ADDR=127.0.0.1:0", "AUDIT_LOG=" + in.audit}, env...)...)
 	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs
+	in.cmd.SysProcAttr = sysProcAttr()
 	require.NoError(t, in.cmd.Start())
 	go func() {
 		_ = in.cmd.Wait()
