@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,20 +51,6 @@ func (b *inbox) wait(t *testing.T, n int) []string {
 			t.Fatalf("%d payloads within 5 s, want %d: %q", len(b.all()), n, b.all())
 		}
 	}
-}
-
-// commands is a go-redis hook counting the commands its client sends.
-type commands struct{ n atomic.Int64 }
-
-func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 // newRelay returns a relay on a client of its own, closed when t ends.
@@ -121,7 +106,7 @@ func TestRelayNoSuchInstance(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	client := newClient(t, srv.Addr)
-	var sent commands
+	var sent roundTrips // ratelimit_outage_test.go
 	client.AddHook(&sent)
 	a, _ := newRelay(t, client, nil)
 	_, err := a.Send(t.Context(), a.ID(), []byte("connects")) // the connection's own commands (HELLO...) are counted too

@@ -16,12 +16,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpmw/mcpmw/internal/redistest"
@@ -312,4 +314,39 @@ func waitFor(t *testing.T, what string, within time.Duration, ok func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// burst sends clients×each echoes through url, clients at a time, and
+// returns their statuses and Retry-After values; each must be answered
+// within answeredWithin.
+func burst(t *testing.T, url string, clients, each int) (map[int]int, map[string]int) {
+	t.Helper()
+	var (
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		retries  = map[string]int{}
+		slowest  time.Duration
+		wg       sync.WaitGroup
+	)
+	for w := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				t0 := time.Now()
+				status, h, _, err := post(t.Context(), url, readerToken, "tools/call", "echo", echoBody("burst-"+strconv.Itoa(w)+"-"+strconv.Itoa(i)))
+				mu.Lock()
+				assert.NoError(t, err)
+				statuses[status]++
+				if status == 429 {
+					retries[h.Get("Retry-After")]++
+				}
+				slowest = max(slowest, time.Since(t0))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Less(t, slowest, answeredWithin, "every request answered within its deadline")
+	return statuses, retries
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -136,39 +135,4 @@ func TestRedisStoppedThenStarted(t *testing.T) {
 			}
 		})
 	}
-}
-
-// burst sends clients×each echoes through url, clients at a time, and
-// returns their statuses and Retry-After values; each must be answered
-// within answeredWithin.
-func burst(t *testing.T, url string, clients, each int) (map[int]int, map[string]int) {
-	t.Helper()
-	var (
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		retries  = map[string]int{}
-		slowest  time.Duration
-		wg       sync.WaitGroup
-	)
-	for w := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				t0 := time.Now()
-				status, h, _, err := post(t.Context(), url, readerToken, "tools/call", "echo", echoBody("burst-"+strconv.Itoa(w)+"-"+strconv.Itoa(i)))
-				mu.Lock()
-				assert.NoError(t, err)
-				statuses[status]++
-				if status == 429 {
-					retries[h.Get("Retry-After")]++
-				}
-				slowest = max(slowest, time.Since(t0))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	assert.Less(t, slowest, answeredWithin, "every request answered within its deadline")
-	return statuses, retries
 }
