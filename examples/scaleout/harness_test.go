@@ -348,5 +348,6 @@ func burst(t *testing.T, url string, clients, each int) (map[int]int, map[string
 	}
 	wg.Wait()
 	assert.Less(t, slowest, answeredWithin, "every request answered within its deadline")
+	t.Logf("burst of %d×%d: %v, the slowest answered in %v", clients, each, statuses, slowest.Round(time.Millisecond))
 	return statuses, retries
 }

@@ -40,4 +40,5 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 		}
 	}
 	assert.Equal(t, admitted, total, "each admitted request audited once, no 429 ever")
+	t.Logf("RATE_LIMIT=%d, %d clients, %d requests through the proxy: %d admitted, %d refused; sent per instance %v", n, clients, clients*each, admitted, statuses[429], served)
 }
