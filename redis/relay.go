@@ -22,11 +22,13 @@ import (
 // receiver count says whether that instance exists.
 //
 // The relay carries opaque payloads: what they mean (an answer and the
-// CallerID it must match, a cancellation) is the core's. It is unexported
-// until the core has the seams to use it (an answers seam: register a
-// waiter, deliver an answer to its waiter; a cancels seam); the exported
-// form would be NewRelay(ctx, Config, func([]byte)) (*Relay, error) with
-// the same methods.
+// CallerID it must match, a cancellation) is the core's, which hears them
+// through Receive, as a Handler hears a Notifier through Subscribe: the
+// relay exists before the Handler that is given it, and one relay may
+// serve several Handlers of a process. It is unexported until the core
+// has the seams to use it (an answers seam: register a waiter, deliver an
+// answer to its waiter; a cancels seam); the exported form would be
+// NewRelay(ctx, Config) (*Relay, error) with the same methods.
 //
 // Under Redis Cluster the channel is a shard channel (SSUBSCRIBE,
 // SPUBLISH; Redis 7.0 or newer): a PUBLISH there counts only the
@@ -43,6 +45,9 @@ type relay struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	mu        sync.Mutex
+	receivers map[*func([]byte)]struct{}
 }
 
 // relayStartTimeout bounds how long newRelay waits for its subscription
@@ -57,21 +62,18 @@ const relayRetryPause = 50 * time.Millisecond
 const instanceIDBytes = 16
 
 // newRelay returns this instance's relay once Redis has confirmed its
-// subscription: received payloads are handed to receive, one at a time,
-// on the relay's own goroutine, from then until Close. receive must not
-// block. newRelay waits until ctx is done or relayStartTimeout has
-// passed, whichever comes first, asking again while Redis refuses the
-// connection (still starting, say); past that it returns the last error,
-// leaving nothing behind. It panics on a setup mistake in cfg, as PerIP
-// does; Config.Failure plays no part here.
-func newRelay(ctx context.Context, cfg Config, receive func(payload []byte)) (*relay, error) {
+// subscription (see Receive for what it then does with a payload).
+// newRelay waits until ctx is done or relayStartTimeout has passed,
+// whichever comes first, asking again while Redis refuses the connection
+// (still starting, say); past that it returns the last error, leaving
+// nothing behind. It panics on a setup mistake in cfg, as PerIP does;
+// Config.Failure plays no part here.
+func newRelay(ctx context.Context, cfg Config) (*relay, error) {
 	s := settle("newRelay", cfg)
-	if receive == nil {
-		panic("mcpredis: newRelay: the receive func is nil")
-	}
 	var b [instanceIDBytes]byte
 	_, _ = rand.Read(b[:]) // never fails (Go 1.24)
-	r := &relay{s: s, id: base64.RawURLEncoding.EncodeToString(b[:]), publish: "publish", done: make(chan struct{})}
+	r := &relay{s: s, id: base64.RawURLEncoding.EncodeToString(b[:]), publish: "publish", done: make(chan struct{}),
+		receivers: map[*func([]byte)]struct{}{}}
 	r.channel = r.channelOf(r.id)
 	r.health = health{logger: s.logger, what: "relay", down1: "mcpredis: Redis does not answer: answers and cancellations for other instances are lost until it does"}
 
@@ -87,8 +89,30 @@ func newRelay(ctx context.Context, cfg Config, receive func(payload []byte)) (*r
 		_ = r.pubsub.Close()
 		return nil, err
 	}
-	go r.receive(r.pubsub.ChannelWithSubscriptions(), receive)
+	go r.receive(r.pubsub.ChannelWithSubscriptions())
 	return r, nil
+}
+
+// Receive hands each payload sent to this instance from now on to
+// deliver, until cancel is called; cancel may be called more than once.
+// deliver runs on the relay's receiving goroutine, one payload at a time,
+// and must not block, nor modify payload: every func is handed the same
+// bytes. A payload that arrives while no func is registered
+// is dropped: the sender was told it arrived (the instance exists), as it
+// would be told of an answer to a call that has just ended.
+func (r *relay) Receive(deliver func(payload []byte)) (cancel func()) {
+	if deliver == nil {
+		panic("mcpredis: relay.Receive: the deliver func is nil")
+	}
+	key := &deliver
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.receivers[key] = struct{}{}
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.receivers, key)
+	}
 }
 
 // confirmed waits for Redis to confirm the subscription, asking again
@@ -154,7 +178,7 @@ func (r *relay) Send(ctx context.Context, instance string, payload []byte) (bool
 }
 
 // Close ends the subscription and waits for the receiving goroutine to
-// return: nothing is handed to receive after it. Send still works. Close
+// return: nothing is handed to a Receive func after it. Send still works. Close
 // may be called more than once; the client stays open (it is the
 // caller's).
 func (r *relay) Close() error {
@@ -164,10 +188,11 @@ func (r *relay) Close() error {
 }
 
 // receive reads the subscription until it is closed, handing each payload
-// on. The first confirmation was read by newRelay, so every one here is
-// go-redis restoring the subscription after a break: payloads sent
-// meanwhile found no receiver, and their senders were told so.
-func (r *relay) receive(ch <-chan any, deliver func([]byte)) {
+// to every Receive func. The first confirmation was read by newRelay, so
+// every one here is go-redis restoring the subscription after a break:
+// payloads sent meanwhile found no receiver, and their senders were told
+// so.
+func (r *relay) receive(ch <-chan any) {
 	defer close(r.done)
 	for msg := range ch {
 		switch msg := msg.(type) {
@@ -178,7 +203,20 @@ func (r *relay) receive(ch <-chan any, deliver func([]byte)) {
 					slog.String("component", "mcpredis relay"), slog.String("channel", r.channel))
 			}
 		case *redis.Message:
-			deliver([]byte(msg.Payload))
+			r.deliver([]byte(msg.Payload))
 		}
+	}
+}
+
+// deliver hands payload to every Receive func, called outside the lock.
+func (r *relay) deliver(payload []byte) {
+	r.mu.Lock()
+	fs := make([]func([]byte), 0, len(r.receivers))
+	for f := range r.receivers {
+		fs = append(fs, *f)
+	}
+	r.mu.Unlock()
+	for _, f := range fs {
+		f(payload)
 	}
 }

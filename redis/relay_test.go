@@ -57,9 +57,10 @@ func (b *inbox) wait(t *testing.T, n int) []string {
 func newRelay(t *testing.T, client redis.UniversalClient, logs *logLines) (*mcpredis.Relay, *inbox) {
 	t.Helper()
 	in := newInbox()
-	r, err := mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: client, Logger: slogOf(logs), Timeout: time.Second}, in.receive)
+	r, err := mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: client, Logger: slogOf(logs), Timeout: time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
+	r.Receive(in.receive)
 	return r, in
 }
 
@@ -143,8 +144,9 @@ func TestRelayClosedLeavesNothing(t *testing.T) {
 	for _, down := range []bool{false, true} {
 		client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 		in := newInbox()
-		r, err := mcpredis.NewRelay(context.Background(), mcpredis.Config{Client: client, Logger: discard}, in.receive)
+		r, err := mcpredis.NewRelay(context.Background(), mcpredis.Config{Client: client, Logger: discard})
 		require.NoError(t, err)
+		r.Receive(in.receive)
 		other, _ := newRelay(t, counter, nil)
 		channel := "mcpmw:instance:" + r.ID()
 		if down {
@@ -183,7 +185,7 @@ func TestRelayStartIsBounded(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	start := func(ctx context.Context) (*mcpredis.Relay, time.Duration, error) {
 		t0 := time.Now()
-		r, err := mcpredis.NewRelay(ctx, mcpredis.Config{Client: client, Logger: discard}, func([]byte) {})
+		r, err := mcpredis.NewRelay(ctx, mcpredis.Config{Client: client, Logger: discard})
 		return r, time.Since(t0), err
 	}
 
@@ -277,14 +279,52 @@ func count(lines []string, line string) int {
 	return n
 }
 
+// TestRelayReceivers: every Receive func hears each payload until it is
+// cancelled; with none, a payload is dropped, though it arrived.
+func TestRelayReceivers(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, _ := newRelay(t, newClient(t, srv.Addr), nil)
+	b, first := newRelay(t, newClient(t, srv.Addr), nil)
+	second := newInbox()
+	cancel := b.Receive(second.receive)
+	send := func(p string) {
+		t.Helper()
+		ok, err := a.Send(t.Context(), b.ID(), []byte(p))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	send("both")
+	assert.Equal(t, []string{"both"}, first.wait(t, 1))
+	assert.Equal(t, []string{"both"}, second.wait(t, 1))
+	cancel()
+	cancel()
+	send("first only")
+	assert.Equal(t, []string{"both", "first only"}, first.wait(t, 2))
+
+	c, err := mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: newClient(t, srv.Addr), Logger: discard})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ok, err := a.Send(t.Context(), c.ID(), []byte("nobody listens"))
+	require.NoError(t, err)
+	assert.True(t, ok, "the instance exists")
+	time.Sleep(100 * time.Millisecond) // handed to nobody by then
+	late := newInbox()
+	c.Receive(late.receive)
+	ok, err = a.Send(t.Context(), c.ID(), []byte("heard"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, []string{"heard"}, late.wait(t, 1), "what came before any Receive func was dropped")
+	time.Sleep(50 * time.Millisecond)
+	assert.Len(t, second.all(), 1, "a cancelled func hears nothing more")
+}
+
 func TestNewRelayPanicsOnSetupMistakes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	client := newClient(t, srv.Addr)
-	assert.PanicsWithValue(t, "mcpredis: newRelay: the receive func is nil", func() {
-		_, _ = mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: client}, nil)
-	})
 	assert.PanicsWithValue(t, "mcpredis: newRelay: Config.Client is nil", func() {
-		_, _ = mcpredis.NewRelay(t.Context(), mcpredis.Config{}, func([]byte) {})
+		_, _ = mcpredis.NewRelay(t.Context(), mcpredis.Config{})
 	})
+	r, _ := newRelay(t, newClient(t, srv.Addr), nil)
+	assert.PanicsWithValue(t, "mcpredis: relay.Receive: the deliver func is nil", func() { r.Receive(nil) })
 }
