@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
 // The example app's bearer tokens (examples/chi-app/app.go).
@@ -106,6 +108,7 @@ func launchChiApp(t *testing.T, bin, auditPath string) *chiApp {
 	app.cmd = exec.Command(bin)
 	app.cmd.Env = append(os.Environ(), "ADDR="+addr, "AUDIT_LOG="+auditPath)
 	app.cmd.Stdout, app.cmd.Stderr = app.logs, app.logs
+	app.cmd.SysProcAttr = testproc.SysProcAttr() // it dies with the test, even one killed before its cleanup
 	require.NoError(t, app.cmd.Start())
 	go func() {
 		app.exitErr = app.cmd.Wait()

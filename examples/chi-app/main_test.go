@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
 // The bearer tokens of the example app, and the revisions it speaks.
@@ -1253,6 +1254,7 @@ func TestEndToEnd(t *testing.T) {
 	cmd.Env = append(os.Environ(), "ADDR="+addr, "AUDIT_LOG="+auditPath, "RATE_LIMIT=5", "ALLOWED_HOSTS=localhost,127.0.0.1")
 	var logs lockedBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = testproc.SysProcAttr() // it dies with the test, even one killed before its cleanup
 	require.NoError(t, cmd.Start())
 	var exitErr error
 	exited := make(chan struct{})

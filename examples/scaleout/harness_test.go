@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpmw/mcpmw/internal/redistest"
 	"github.com/mcpmw/mcpmw/internal/roundrobin"
+	"github.com/mcpmw/mcpmw/internal/testproc"
 	"github.com/mcpmw/mcpmw/mcpmwtest"
 )
 
@@ -140,7 +141,7 @@ func startInstance(t *testing.T, name, bin string, env []string) *instance {
 	in.cmd = exec.Command(bin)
 	in.cmd.Env = append(os.Environ(), append([]string{"ADDR=127.0.0.1:0", "AUDIT_LOG=" + in.audit}, env...)...)
 	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs
-	in.cmd.SysProcAttr = sysProcAttr()
+	in.cmd.SysProcAttr = testproc.SysProcAttr()
 	require.NoError(t, in.cmd.Start())
 	go func() {
 		_ = in.cmd.Wait()

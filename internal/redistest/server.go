@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
 // RequireEnv is the environment variable that turns a missing redis-server
@@ -129,7 +131,7 @@ func (s *Server) start() error {
 		"--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--daemonize", "no", "--loglevel", "warning"}, s.extra...)...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = testproc.SysProcAttr() // no server outlives a killed test
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
 		return err
