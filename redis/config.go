@@ -144,6 +144,18 @@ type noRetry struct{ redis.Cmder }
 // NoRetry tells go-redis not to send the command again.
 func (noRetry) NoRetry() bool { return true }
 
+// gaveUp reports whether ctx, the caller's, is done or past its deadline
+// (a socket's deadline, which is ctx's, may fire before ctx's own timer):
+// a call that failed then was ended by its caller, not by Redis, and says
+// nothing of Redis's health.
+func gaveUp(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 // health follows whether Redis answers, so that each change is logged
 // once, not once per request.
 type health struct {

@@ -85,7 +85,8 @@ func NewNotifier(cfg Config) *Notifier {
 // the other instances within Config.Timeout (or ctx's deadline, if
 // sooner). It returns ctx's error, delivering nothing, when ctx is already
 // done, and the error of the PUBLISH that Redis did not answer: the event
-// then reached this instance's listeners only.
+// then reached this instance's listeners only. A PUBLISH that ctx ended
+// first is not taken for an outage of Redis (nothing is logged).
 func (n *Notifier) Publish(ctx context.Context, ev mcpmw.Event) error {
 	if err := n.local.Publish(ctx, ev); err != nil {
 		return err
@@ -94,12 +95,14 @@ func (n *Notifier) Publish(ctx context.Context, ev mcpmw.Event) error {
 	if err != nil {
 		return err // a struct of strings always encodes
 	}
-	ctx, cancel := context.WithTimeout(ctx, n.s.timeout)
+	bounded, cancel := context.WithTimeout(ctx, n.s.timeout)
 	defer cancel()
-	cmd := redis.NewIntCmd(ctx, "publish", n.channel, payload)
-	_ = n.s.client.Process(ctx, noRetry{cmd})
+	cmd := redis.NewIntCmd(bounded, "publish", n.channel, payload)
+	_ = n.s.client.Process(bounded, noRetry{cmd})
 	if err := cmd.Err(); err != nil {
-		n.health.failed(err)
+		if !gaveUp(ctx) { // a caller that gave up first is no outage
+			n.health.failed(err)
+		}
 		return err
 	}
 	n.health.answered()

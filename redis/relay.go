@@ -159,18 +159,21 @@ func validInstanceID(id string) bool {
 // broken, or it never existed; an id that is not an instance id at all is
 // not sent), which the core answers as an unknown id. A PUBLISH that
 // Redis did not answer in time returns its error; the payload may or may
-// not have arrived.
+// not have arrived. One that ctx ended first is not taken for an outage
+// of Redis (nothing is logged).
 func (r *relay) Send(ctx context.Context, instance string, payload []byte) (bool, error) {
 	if !validInstanceID(instance) {
 		return false, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.s.timeout)
+	bounded, cancel := context.WithTimeout(ctx, r.s.timeout)
 	defer cancel()
-	cmd := redis.NewIntCmd(ctx, r.publish, r.channelOf(instance), payload)
-	_ = r.s.client.Process(ctx, noRetry{cmd})
+	cmd := redis.NewIntCmd(bounded, r.publish, r.channelOf(instance), payload)
+	_ = r.s.client.Process(bounded, noRetry{cmd})
 	n, err := cmd.Result()
 	if err != nil {
-		r.health.failed(err)
+		if !gaveUp(ctx) { // a caller that gave up first is no outage
+			r.health.failed(err)
+		}
 		return false, err
 	}
 	r.health.answered()

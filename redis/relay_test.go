@@ -2,6 +2,7 @@ package mcpredis_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/internal/redistest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
@@ -327,4 +329,42 @@ func TestNewRelayPanicsOnSetupMistakes(t *testing.T) {
 	})
 	r, _ := newRelay(t, newClient(t, srv.Addr), nil)
 	assert.PanicsWithValue(t, "mcpredis: relay.Receive: the deliver func is nil", func() { r.Receive(nil) })
+}
+
+// TestCallerGivingUpIsNoOutage: a publish (the Notifier's, the relay's)
+// that fails because its caller gave up first (a client gone, a deadline
+// sooner than Config.Timeout) says nothing of Redis and logs nothing; one
+// that Redis leaves unanswered past Config.Timeout logs the outage.
+func TestCallerGivingUpIsNoOutage(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	logs := &logLines{}
+	cfg := mcpredis.Config{Client: newClient(t, srv.Addr), Logger: slog.New(logs), Timeout: 300 * time.Millisecond}
+	n := mcpredis.NewNotifier(cfg)
+	t.Cleanup(func() { _ = n.Close() })
+	r, err := mcpredis.NewRelay(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close() })
+	publishes := map[string]func(ctx context.Context) error{
+		"notifier": func(ctx context.Context) error {
+			return n.Publish(ctx, mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"})
+		},
+		"relay": func(ctx context.Context) error { _, err := r.Send(ctx, r.ID(), []byte("x")); return err },
+	}
+
+	srv.Pause()
+	defer srv.Resume()
+	for name, publish := range publishes {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+		assert.Error(t, publish(ctx), name)
+		cancel()
+	}
+	assert.Empty(t, logs.all(), "the callers gave up first: no outage")
+	for name, publish := range publishes {
+		assert.Error(t, publish(t.Context()), name)
+	}
+	assert.ElementsMatch(t, []string{
+		"WARN mcpredis: Redis does not answer: events published here reach this instance only until it does",
+		"WARN mcpredis: Redis does not answer: answers and cancellations for other instances are lost until it does",
+	}, logs.all(), "Redis left them unanswered past Config.Timeout")
 }
