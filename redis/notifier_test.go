@@ -264,20 +264,30 @@ func TestCloseLeaksNothing(t *testing.T) {
 
 // TestUndecodableMessagesDroppedAndLoggedOnce: whatever else is published
 // on the channel is dropped, logged the first time only, and does not stop
-// the events that follow.
+// the events that follow, whether the first is not JSON or is JSON with
+// no publisher id.
 func TestUndecodableMessagesDroppedAndLoggedOnce(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	logs := &logLines{}
-	ns := notifiers(t, srv, logs, 1)
-	got := newEvents()
-	ns[0].Subscribe(got.deliver)
-	raw := newClient(t, srv.Addr)
-	for _, junk := range []string{"not json", `{"method":"notifications/tools/list_changed","permission":"read"}`, "[]"} {
-		require.NoError(t, raw.Publish(t.Context(), "mcpmw:events", junk).Err())
+	noFrom := `{"method":"notifications/tools/list_changed","permission":"read"}`
+	for name, junk := range map[string][]string{
+		"not JSON first":        {"not json", noFrom, "[]"},
+		"no publisher id first": {noFrom, "not json", "[]"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			logs := &logLines{}
+			ns := notifiers(t, srv, logs, 1)
+			got := newEvents()
+			ns[0].Subscribe(got.deliver)
+			raw := newClient(t, srv.Addr)
+			for _, j := range junk {
+				require.NoError(t, raw.Publish(t.Context(), "mcpmw:events", j).Err())
+			}
+			require.NoError(t, raw.Publish(t.Context(), "mcpmw:events",
+				`{"from":"elsewhere","method":"notifications/tools/list_changed","permission":"read"}`).Err())
+			assert.Equal(t, []mcpmw.Event{{Method: mcpmw.ToolsListChanged, Permission: "read"}}, got.wait(t, 1))
+			assert.Equal(t, []string{"WARN mcpredis: undecodable messages on the events channel are dropped (only the first is logged)"}, logs.all())
+		})
 	}
-	require.NoError(t, raw.Publish(t.Context(), "mcpmw:events",
-		`{"from":"elsewhere","method":"notifications/tools/list_changed","permission":"read"}`).Err())
-	assert.Equal(t, []mcpmw.Event{{Method: mcpmw.ToolsListChanged, Permission: "read"}}, got.wait(t, 1))
-	assert.Equal(t, []string{"WARN mcpredis: undecodable messages on the events channel are dropped (only the first is logged)"}, logs.all())
 }

@@ -39,6 +39,7 @@ type relay struct {
 	id      string // this instance's id: 22 base64url characters, 128 random bits
 	channel string // <prefix>instance:<id>
 	publish string // "publish", or "spublish" under Cluster
+	kind    string // what Redis calls a confirmed subscription: "subscribe", or "ssubscribe" under Cluster
 	pubsub  *redis.PubSub
 	done    chan struct{} // closed when the receiving goroutine has returned
 	health  health
@@ -72,7 +73,7 @@ func newRelay(ctx context.Context, cfg Config) (*relay, error) {
 	s := settle("newRelay", cfg)
 	var b [instanceIDBytes]byte
 	_, _ = rand.Read(b[:]) // never fails (Go 1.24)
-	r := &relay{s: s, id: base64.RawURLEncoding.EncodeToString(b[:]), publish: "publish", done: make(chan struct{}),
+	r := &relay{s: s, id: base64.RawURLEncoding.EncodeToString(b[:]), publish: "publish", kind: "subscribe", done: make(chan struct{}),
 		receivers: map[*func([]byte)]struct{}{}}
 	r.channel = r.channelOf(r.id)
 	r.health = health{logger: s.logger, what: "relay", down1: "mcpredis: Redis does not answer: answers and cancellations for other instances are lost until it does"}
@@ -80,7 +81,7 @@ func newRelay(ctx context.Context, cfg Config) (*relay, error) {
 	ctx, cancel := context.WithTimeout(ctx, relayStartTimeout)
 	defer cancel()
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
-		r.publish = "spublish"
+		r.publish, r.kind = "spublish", "ssubscribe"
 		r.pubsub = cc.SSubscribe(ctx, r.channel)
 	} else {
 		r.pubsub = s.client.Subscribe(ctx, r.channel)
@@ -121,7 +122,7 @@ func (r *relay) confirmed(ctx context.Context) error {
 	for {
 		msg, err := r.pubsub.Receive(ctx)
 		if err == nil {
-			if sub, ok := msg.(*redis.Subscription); ok && sub.Channel == r.channel {
+			if _, ok := msg.(*redis.Subscription); ok { // of the one channel it subscribed to
 				return nil
 			}
 			continue // nothing else comes before the confirmation; skipped all the same
@@ -148,8 +149,8 @@ func validInstanceID(id string) bool {
 	if len(id) != base64.RawURLEncoding.EncodedLen(instanceIDBytes) {
 		return false
 	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(id)
-	return err == nil && len(b) == instanceIDBytes
+	_, err := base64.RawURLEncoding.Strict().DecodeString(id) // 22 characters: 16 bytes, the last 4 bits zero
+	return err == nil
 }
 
 // Send hands payload to the instance whose id is instance, with one
@@ -200,7 +201,7 @@ func (r *relay) receive(ch <-chan any) {
 	for msg := range ch {
 		switch msg := msg.(type) {
 		case *redis.Subscription:
-			if msg.Kind == "subscribe" || msg.Kind == "ssubscribe" {
+			if msg.Kind == r.kind {
 				r.s.logger.LogAttrs(context.Background(), slog.LevelInfo,
 					"mcpredis: the relay's subscription is restored: this instance receives answers and cancellations again",
 					slog.String("component", "mcpredis relay"), slog.String("channel", r.channel))
