@@ -3,6 +3,8 @@ package mcpmw
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // What a handler says about itself (its capabilities, its serverInfo, its
@@ -25,38 +27,34 @@ func newAdvertisement(impl Implementation, instructions string, caps *[revisionC
 	a.serverMeta = append([]byte(`"_meta":{"io.modelcontextprotocol/serverInfo":`), appendImplementation(nil, impl, rev20260728)...)
 	a.serverMeta = append(a.serverMeta, '}')
 
-	d := []byte(`{"resultType":"complete","supportedVersions":[`)
+	d := append(openResult(nil, rev20260728), `"supportedVersions":[`...)
 	for i, v := range supportedVersions {
 		if i > 0 {
 			d = append(d, ',')
 		}
-		d = appendString(d, v)
+		d = jsonwire.AppendString(d, v)
 	}
 	d = append(d, `],"capabilities":`...)
 	d = appendCapabilities(d, caps[rev20260728])
 	if instructions != "" {
 		d = append(d, `,"instructions":`...)
-		d = appendString(d, instructions)
+		d = jsonwire.AppendString(d, instructions)
 	}
-	d = append(d, `,"ttlMs":`...)
-	d = strconv.AppendInt(d, ttlMs, 10)
-	d = append(d, `,"cacheScope":"public",`...)
-	d = append(d, a.serverMeta...)
-	a.discover = append(d, '}')
+	a.discover = closeCachedResult(d, rev20260728, ttlMs, "public", a.serverMeta)
 
 	for v := range revisionCount {
 		if !v.legacy() {
 			continue
 		}
 		b := []byte(`{"protocolVersion":`)
-		b = appendString(b, v.String())
+		b = jsonwire.AppendString(b, v.String())
 		b = append(b, `,"capabilities":`...)
 		b = appendCapabilities(b, caps[v])
 		b = append(b, `,"serverInfo":`...)
 		b = appendImplementation(b, impl, v)
 		if instructions != "" {
 			b = append(b, `,"instructions":`...)
-			b = appendString(b, instructions)
+			b = jsonwire.AppendString(b, instructions)
 		}
 		a.initialize[v] = append(b, '}')
 	}
@@ -71,7 +69,7 @@ func appendCapabilities(dst []byte, caps []declaredCapability) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, c.name)
+		dst = jsonwire.AppendString(dst, c.name)
 		dst = append(dst, ':')
 		raw, err := json.Marshal(c.settings)
 		if err != nil {

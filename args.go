@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // Args gives typed access to a tool call's arguments. Accessors never fail
@@ -26,7 +28,7 @@ import (
 // 1 is not a string. Only IntClamp bends, and only on magnitude.
 type Args struct {
 	raw     json.RawMessage
-	members []member
+	members []jsonwire.Member
 	err     error
 }
 
@@ -48,15 +50,15 @@ func NewArgs(raw []byte) *Args {
 		return a
 	}
 	var ok bool
-	if a.members, ok = collectMembers(raw); !ok {
-		a.err = &ArgError{Problem: "arguments must be a JSON object, not " + kindOf(raw[skipSpace(raw, 0):]).String()}
+	if a.members, ok = jsonwire.CollectMembers(raw); !ok {
+		a.err = &ArgError{Problem: "arguments must be a JSON object, not " + jsonwire.KindOf(raw[jsonwire.SkipSpace(raw, 0):]).String()}
 		return a
 	}
 	// The accessors read the first of two same-named members and Decode
 	// the last; refusing duplicates, at every depth, keeps every reader on
 	// the same value. (The handler has refused them already; this is for
 	// Args built by hand.)
-	if ptr, dup := duplicatePointer(raw); dup {
+	if ptr, dup := jsonwire.DuplicatePointer(raw); dup {
 		a.err = &ArgError{Field: argField(ptr), Problem: "appears more than once"}
 	}
 	return a
@@ -116,8 +118,8 @@ func (a *Args) Raw() json.RawMessage { return a.raw }
 
 // Has reports whether the argument is present and not null.
 func (a *Args) Has(name string) bool {
-	k := kindOf(lookup(a.members, name))
-	return k != kindNone && k != kindNull
+	k := jsonwire.KindOf(jsonwire.Lookup(a.members, name))
+	return k != jsonwire.KindNone && k != jsonwire.KindNull
 }
 
 // Decode unmarshals the whole arguments object into v with encoding/json, for
@@ -135,7 +137,7 @@ func (a *Args) Decode(v any) error {
 	}
 	if t := reflect.TypeOf(v); t == nil || t.Kind() != reflect.Pointer {
 		// json.Unmarshal reports this, as the tool's bug below.
-	} else if ptr, want, folded := foldedField(a.raw, t); folded {
+	} else if ptr, want, folded := jsonwire.FoldedField(a.raw, t); folded {
 		a.fail(argField(ptr), "is not an argument name: names are case-sensitive (the tool reads "+strconv.Quote(want)+")")
 		return a.err
 	}
@@ -189,12 +191,12 @@ func (a *Args) failQuoting(field, problem, value string) {
 // get returns the raw value of name, recording a problem when it is absent
 // (and required) or of the wrong kind. ok is false when no usable value is
 // there.
-func (a *Args) get(name string, want jsonKind, required bool) ([]byte, bool) {
-	v := lookup(a.members, name)
-	switch k := kindOf(v); k {
+func (a *Args) get(name string, want jsonwire.Kind, required bool) ([]byte, bool) {
+	v := jsonwire.Lookup(a.members, name)
+	switch k := jsonwire.KindOf(v); k {
 	case want:
 		return v, true
-	case kindNone, kindNull:
+	case jsonwire.KindNone, jsonwire.KindNull:
 		if required {
 			a.fail(name, "is required")
 		}
@@ -212,23 +214,23 @@ func (a *Args) String(name string) string { return a.str(name, "", true) }
 func (a *Args) OptString(name, def string) string { return a.str(name, def, false) }
 
 func (a *Args) str(name, def string, required bool) string {
-	v, ok := a.get(name, kindString, required)
+	v, ok := a.get(name, jsonwire.KindString, required)
 	if !ok {
 		return def
 	}
-	s, _ := unquote(v)
+	s, _ := jsonwire.Unquote(v)
 	return s
 }
 
 // Bool returns the required boolean argument name.
 func (a *Args) Bool(name string) bool {
-	v, _ := a.get(name, kindBool, true)
+	v, _ := a.get(name, jsonwire.KindBool, true)
 	return len(v) > 0 && v[0] == 't'
 }
 
 // OptBool returns the boolean argument name, or def when it is absent or null.
 func (a *Args) OptBool(name string, def bool) bool {
-	v, ok := a.get(name, kindBool, false)
+	v, ok := a.get(name, jsonwire.KindBool, false)
 	if !ok {
 		return def
 	}
@@ -242,7 +244,7 @@ func (a *Args) Float(name string) float64 { return a.float(name, 0, true) }
 func (a *Args) OptFloat(name string, def float64) float64 { return a.float(name, def, false) }
 
 func (a *Args) float(name string, def float64, required bool) float64 {
-	v, ok := a.get(name, kindNumber, required)
+	v, ok := a.get(name, jsonwire.KindNumber, required)
 	if !ok {
 		return def
 	}
@@ -262,11 +264,11 @@ func (a *Args) Int(name string) int { return a.int(name, 0, true) }
 func (a *Args) OptInt(name string, def int) int { return a.int(name, def, false) }
 
 func (a *Args) int(name string, def int, required bool) int {
-	v, ok := a.get(name, kindNumber, required)
+	v, ok := a.get(name, jsonwire.KindNumber, required)
 	if !ok {
 		return def
 	}
-	n, exact, integral := parseInt(v)
+	n, exact, integral := jsonwire.ParseInt(v)
 	switch {
 	case !integral:
 		a.failQuoting(name, "must be an integer, not ", string(v))
@@ -292,11 +294,11 @@ func (a *Args) IntClamp(name string, def, min, max int) int {
 		}
 		return n
 	}
-	v, ok := a.get(name, kindNumber, false)
+	v, ok := a.get(name, jsonwire.KindNumber, false)
 	if !ok {
 		return clamp(def)
 	}
-	n, exact, integral := parseInt(v)
+	n, exact, integral := jsonwire.ParseInt(v)
 	if !integral {
 		a.failQuoting(name, "must be an integer, not ", string(v))
 		return clamp(def)

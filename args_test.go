@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -311,4 +312,18 @@ func TestNewArgsRefusesInvalidUTF8(t *testing.T) {
 	a := mcpmw.NewArgs([]byte("{\"\xcc\":1,\"\xcd\":2}"))
 	wantArgErr(t, a.Err(), "", "arguments are not valid UTF-8")
 	assert.False(t, a.Has("\uFFFD"))
+}
+
+// NewArgs of ten thousand members costs a fixed number of allocations,
+// not one per member or per doubling (the members are collected into one
+// slice of the right size: jsonwire.CollectMembers).
+func TestNewArgsOfAWideObjectAllocatesOnce(t *testing.T) {
+	// Not parallel: it counts allocations.
+	members := make(map[string]int, 10000)
+	for i := range 10000 {
+		members["k"+strconv.Itoa(i)] = i
+	}
+	doc, err := json.Marshal(members)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { mcpmw.NewArgs(doc) }), 12.0, "NewArgs: the Args, a few small slices, one of the right size, the duplicate check")
 }

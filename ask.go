@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A tool sometimes needs one more thing before it acts: a confirmation, a
@@ -53,11 +55,11 @@ type InputRequest struct {
 // number, integer, boolean and enum properties). A schema that is not a
 // JSON object makes Ask return an error.
 func ElicitForm(message string, schema json.RawMessage) InputRequest {
-	if kindOf(schema) != kindObject {
+	if jsonwire.KindOf(schema) != jsonwire.KindObject {
 		return InputRequest{Method: "elicitation/create", capability: "elicitation.form"} // no params: Ask refuses it
 	}
 	p := append(make([]byte, 0, 48+len(message)+len(schema)), `{"mode":"form","message":`...)
-	p = appendString(p, message)
+	p = jsonwire.AppendString(p, message)
 	p = append(p, `,"requestedSchema":`...)
 	p = append(p, schema...)
 	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.form"}
@@ -67,11 +69,11 @@ func ElicitForm(message string, schema json.RawMessage) InputRequest {
 // tell when done; id names the elicitation.
 func ElicitURL(message, url, id string) InputRequest {
 	p := append(make([]byte, 0, 64+len(message)+len(url)+len(id)), `{"mode":"url","message":`...)
-	p = appendString(p, message)
+	p = jsonwire.AppendString(p, message)
 	p = append(p, `,"url":`...)
-	p = appendString(p, url)
+	p = jsonwire.AppendString(p, url)
 	p = append(p, `,"elicitationId":`...)
-	p = appendString(p, id)
+	p = jsonwire.AppendString(p, id)
 	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.url"}
 }
 
@@ -79,7 +81,7 @@ func ElicitURL(message, url, id string) InputRequest {
 // most maxTokens tokens.
 func Sample(prompt string, maxTokens int) InputRequest {
 	p := append(make([]byte, 0, 96+len(prompt)), `{"messages":[{"role":"user","content":{"type":"text","text":`...)
-	p = appendString(p, prompt)
+	p = jsonwire.AppendString(p, prompt)
 	p = append(p, `}}],"maxTokens":`...)
 	p = strconv.AppendInt(p, int64(maxTokens), 10)
 	return InputRequest{Method: "sampling/createMessage", Params: append(p, '}'), capability: "sampling"}
@@ -103,11 +105,11 @@ var ErrInputRequired = errors.New("mcpmw: the client's input is required")
 // carries, the tool's state from the round before, what it asked.
 type round struct {
 	revision  revision
+	nextSet   bool                       // next was set; beside revision, so the two share a word (an exchange holds a round)
 	clientCap json.RawMessage            // the request's clientCapabilities
 	answers   map[string]json.RawMessage // inputResponses
 	state     []byte                     // the tool's state, from the round before
 	next      []byte                     // the tool's state for the next round
-	nextSet   bool
 	asked     map[string]InputRequest
 	asker     *legacyAsker // on the legacy revisions: asks over the event stream
 }
@@ -159,7 +161,7 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		return nil, errors.New("mcpmw: Ask outside a tools/call, prompts/get or resources/read")
 	case key == "":
 		return nil, errors.New("mcpmw: Ask needs a key")
-	case kindOf(req.Params) != kindObject || !json.Valid(req.Params):
+	case jsonwire.KindOf(req.Params) != jsonwire.KindObject || !json.Valid(req.Params):
 		// Checked here, before the params reach an answer or a stream that
 		// copies them verbatim: one check for the builders and hand-made
 		// InputRequests alike.
@@ -168,7 +170,7 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		return r.askOverStream(ctx, key, req)
 	}
 	if ans, ok := r.answers[key]; ok {
-		if kindOf(ans) != kindObject {
+		if jsonwire.KindOf(ans) != jsonwire.KindObject {
 			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: inputResponses." + capEcho(key) + " must be an object, the client's result for " + req.Method}
 		}
 		return ans, nil
@@ -219,10 +221,10 @@ func asksClient(err error) bool {
 	return errors.Is(err, ErrInputRequired) && !errors.As(err, &je) && !errors.As(err, &ae)
 }
 
-// asking is what a method whose handlers may Ask (tools/call,
+// rounds is what a method whose handlers may Ask (tools/call,
 // prompts/get, resources/read) shares: the ring sealing round state, the
 // legacy asker, and the serverInfo of results.
-type asking struct {
+type rounds struct {
 	ring  *KeyRing       // seals the state of input_required rounds
 	asker *legacyAsker   // legacy calls asking their client over the stream
 	ad    *advertisement // for serverInfo in results
@@ -233,7 +235,7 @@ type asking struct {
 // round that cannot go on (a requestState that does not open). The
 // target is bound whole into the state, and capped wherever it is echoed:
 // a resource URI is the client's to make long.
-func (a *asking) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
+func (a *rounds) begin(ctx context.Context, req *Request, target string) (context.Context, *round, *Response) {
 	r, resp := readRound(req, a.ring, target)
 	if resp != nil {
 		return ctx, nil, resp
@@ -245,45 +247,29 @@ func (a *asking) begin(ctx context.Context, req *Request, target string) (contex
 	return ctx, rnd, nil
 }
 
-// inputRequired answers a round whose handler returned err, when err ends
+// inputRequired answers a round whose handler, acting on t, returned err, when err ends
 // the round by asking the client (asked); otherwise it returns false and
 // err is the handler's to report. A handler that returns ErrInputRequired
 // without having asked anything this round (on a legacy revision Ask never
 // returns it) made a mistake: an input_required result with no
 // inputRequests would leave the client nothing to answer, so it is an
 // internal error, logged and recorded as the handler's.
-func (a *asking) inputRequired(req *Request, target string, rnd *round, err error) (resp *Response, asked bool) {
+func (a *rounds) inputRequired(req *Request, t *Target, rnd *round, err error) (resp *Response, asked bool) {
 	if err == nil || !asksClient(err) {
 		return nil, false
 	}
+	target := t.Name
 	if len(rnd.asked) == 0 {
-		kind := handlerKind(req.Method)
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Summary = capEcho(target), kind+" mistake: returned ErrInputRequired without calling Ask"
-		resp.Cause = fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err)
-		return resp, true
+		kind := t.kind()
+		return internalError(capEcho(target), fmt.Errorf("%s %q returned ErrInputRequired, but asked nothing this round (return Ask's error, not ErrInputRequired itself): %w", kind, capEcho(target), err),
+			kind+" mistake: returned ErrInputRequired without calling Ask"), true
 	}
 	body, err := rnd.inputRequired(req, a.ring, target, a.ad.serverMeta)
 	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause = capEcho(target), err
-		return resp, true
+		return internalError(capEcho(target), err, ""), true
 	}
 	return &Response{Result: body, Target: capEcho(target), Outcome: OutcomeInputRequired, encoded: true,
 		Summary: "asked the client for " + strconv.Itoa(len(rnd.asked)) + " input" + plural(len(rnd.asked))}, true
-}
-
-// handlerKind names what serves method, for messages about its mistakes.
-func handlerKind(method string) string {
-	switch method {
-	case "tools/call":
-		return "tool"
-	case "prompts/get":
-		return "prompt"
-	case "resources/read":
-		return "resource"
-	}
-	return "method"
 }
 
 // stateLifetime is how long a round's state stays valid.
@@ -297,17 +283,17 @@ func readRound(req *Request, ring *KeyRing, target string) (round, *Response) {
 	if r.revision.asksOnStream() { // no inputResponses, no requestState
 		return r, nil
 	}
-	if raw := req.Param("inputResponses"); kindOf(raw) == kindObject {
+	if raw := req.Param("inputResponses"); jsonwire.KindOf(raw) == jsonwire.KindObject {
 		var answers map[string]json.RawMessage // declared here: only a retry pays for it
 		if err := json.Unmarshal(raw, &answers); err != nil {
 			return r, ErrorResponse(CodeInvalidParams, "Invalid params: inputResponses must be an object")
 		}
 		r.answers = answers
 	}
-	switch raw := req.Param("requestState"); kindOf(raw) {
-	case kindNone, kindNull:
-	case kindString:
-		s, _ := unquote(raw)
+	switch raw := req.Param("requestState"); jsonwire.KindOf(raw) {
+	case jsonwire.KindNone, jsonwire.KindNull:
+	case jsonwire.KindString:
+		s, _ := jsonwire.Unquote(raw)
 		b := roundBinding(req, target)
 		state, err := ring.open(&b, s, time.Now())
 		if err != nil {
@@ -348,9 +334,9 @@ func (r *round) inputRequired(req *Request, ring *KeyRing, target string, server
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = jsonwire.AppendString(dst, k)
 		dst = append(dst, `:{"method":`...)
-		dst = appendString(dst, r.asked[k].Method)
+		dst = jsonwire.AppendString(dst, r.asked[k].Method)
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, r.asked[k].Params...)
 		dst = append(dst, '}')
@@ -363,7 +349,7 @@ func (r *round) inputRequired(req *Request, ring *KeyRing, target string, server
 			return nil, err
 		}
 		dst = append(dst, `,"requestState":`...)
-		dst = appendString(dst, sealed)
+		dst = jsonwire.AppendString(dst, sealed)
 	}
 	dst = append(dst, ',')
 	dst = append(dst, serverMeta...)

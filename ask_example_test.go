@@ -22,7 +22,7 @@ func (a account) CallerID() string          { return a.id }
 func ExampleAsk() {
 	confirm := json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{
+	reg.AddTools(mcpmw.Tool{
 		Name: "delete_order", Description: "Deletes an order once the user confirms.", Permission: "orders:write",
 		RequiredClientCapabilities: []string{"elicitation"},
 		Call: func(ctx context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {

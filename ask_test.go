@@ -88,7 +88,7 @@ func serveRound(t *testing.T, h http.Handler, r *http.Request) (int, roundAnswer
 func TestAskRoundTrip(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
+	reg.AddTools(askingTools()...)
 	a := &spy{}
 	keys := mcpmw.RandomKeyRing()
 	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{StateKeys: keys})
@@ -127,8 +127,8 @@ func TestAskRoundTrip(t *testing.T) {
 func TestAskRefusesStateOfAnotherBinding(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
-	reg.Add(mcpmw.Tool{Name: "delete2", Description: "d", Permission: "read", Call: askingTools()[0].Call})
+	reg.AddTools(askingTools()...)
+	reg.AddTools(mcpmw.Tool{Name: "delete2", Description: "d", Permission: "read", Call: askingTools()[0].Call})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	_, res, _ := serveRound(t, h, askCall("delete", ""))
 	state := `"requestState":"` + res.RequestState + `"`
@@ -156,7 +156,7 @@ func TestAskRefusesStateOfAnotherBinding(t *testing.T) {
 func TestAskSeveralAtOnceAndCapabilities(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
+	reg.AddTools(askingTools()...)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	_, res, _ := serveRound(t, h, askCall("all", ""))
 	assert.Equal(t, "input_required", res.ResultType)
@@ -188,7 +188,7 @@ func TestAskOutsideACall(t *testing.T) {
 func TestAskStateNeedsCallerID(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
+	reg.AddTools(askingTools()...)
 	anon := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return &struct{ jwtCaller }{}, nil })
 	logs := &syncBuffer{}
 	h := mcpmw.New(&reg, anon, &spy{}, &mcpmw.Options{Logger: newTextLogger(logs)})
@@ -262,7 +262,7 @@ func TestAskRefusesParamsThatAreNotAnObject(t *testing.T) {
 		{Method: "roots/list"},
 	} {
 		var reg mcpmw.Registry
-		reg.Add(mcpmw.Tool{Name: "broken", Description: "Asks with bad params.", Permission: "read",
+		reg.AddTools(mcpmw.Tool{Name: "broken", Description: "Asks with bad params.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				_, err := mcpmw.Ask(ctx, "q", req)
 				return mcpmw.ToolResult{}, err
@@ -284,7 +284,7 @@ func TestAskRefusesParamsThatAreNotAnObject(t *testing.T) {
 func TestAskStateTooLargeToSeal(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "big", Description: "Keeps too much state.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "big", Description: "Keeps too much state.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			_, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Go on?", confirmForm))
 			mcpmw.SetRoundState(ctx, make([]byte, 64<<10))
@@ -307,7 +307,7 @@ func TestAskStateTooLargeToSeal(t *testing.T) {
 func TestAskStateIgnoresArgumentSpacing(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
+	reg.AddTools(askingTools()...)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{StateKeys: mcpmw.RandomKeyRing()})
 	_, first, _ := serveRound(t, h, askCall("delete", ""))
 	require.NotEmpty(t, first.RequestState)
@@ -327,7 +327,7 @@ func TestErrInputRequiredWithoutAskIsTheHandlersMistake(t *testing.T) {
 	t.Parallel()
 	for _, wrong := range []error{mcpmw.ErrInputRequired, fmt.Errorf("need more: %w", mcpmw.ErrInputRequired)} {
 		var reg mcpmw.Registry
-		reg.Add(mcpmw.Tool{Name: "twin", Description: "d", Permission: "read",
+		reg.AddTools(mcpmw.Tool{Name: "twin", Description: "d", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{}, wrong
 			}})

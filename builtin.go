@@ -17,12 +17,12 @@ var emptyObject = []byte("{}")
 // logging adds logging/setLevel (and declares the logging capability).
 // The legacy notifications/cancelled stops the running calls of calls, of
 // whatever method.
-func builtinMethods(ad *advertisement, logging bool, calls *inflight) []Method {
+func builtinMethods(ad *advertisement, logging bool, calls runningCalls) []Method {
 	ms := []Method{
 		{Name: "server/discover", Revisions: modernOnly, Handle: ad.answerDiscover, quick: true},
-		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize, quick: true},
+		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize, quick: true, sessionID: true},
 		{Name: "ping", Revisions: legacyOnly, Handle: answerEmpty, quick: true},
-		{Name: "notifications/cancelled", Revisions: legacyOnly, Handle: calls.cancel},
+		{Name: "notifications/cancelled", Revisions: legacyOnly, Handle: cancelled(calls)},
 	}
 	if logging {
 		// A stateless server has nothing to remember a log level in; the

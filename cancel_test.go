@@ -30,7 +30,7 @@ func TestLegacyCancelFromAnUncomparableCallerDoesNotWedgeLaterCalls(t *testing.T
 	t.Parallel()
 	started, ended := make(chan struct{}, 1), make(chan error, 1)
 	var reg mcpmw.Registry
-	reg.Add(blocking(started, ended), testTools()[0])
+	reg.AddTools(blocking(started, ended), testTools()[0])
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) {
 		return jwtCaller{claims: map[string]any{"sub": "u1"}}, nil
 	})
@@ -72,7 +72,7 @@ func TestLegacyCancelNeedsCallerID(t *testing.T) {
 	t.Parallel()
 	started, ended := make(chan struct{}, 1), make(chan error, 1)
 	var reg mcpmw.Registry
-	reg.Add(blocking(started, ended))
+	reg.AddTools(blocking(started, ended))
 	anon := &struct{ jwtCaller }{}
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return anon, nil })
 	a := &spy{}

@@ -36,7 +36,7 @@ func (e *promptEntry) setPermIndex(i int)       { e.permIndex = i }
 func (e *resourceEntry) key() string            { return e.norm }
 func (e *resourceEntry) permission() Permission { return e.Permission }
 func (e *resourceEntry) setPermIndex(i int)     { e.permIndex = i }
-func (e *templateEntry) key() string            { return e.tmpl.key }
+func (e *templateEntry) key() string            { return e.tmpl.Key() }
 func (e *templateEntry) permission() Permission { return e.Permission }
 func (e *templateEntry) setPermIndex(i int)     { e.permIndex = i }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A target may need something of the client: a tool that asks the user
@@ -80,18 +82,18 @@ func requiredCapabilitiesData(tool string, paths []string) []byte {
 // the dotted path. An empty elicitation object stands for form mode.
 func hasClientCapability(caps []byte, path string) bool {
 	val := caps
-	var ms []member
+	var ms []jsonwire.Member
 	segs := strings.Split(path, ".")
 	for i, seg := range segs {
 		var ok bool
-		if ms, ok = objectMembers(val, ms[:0]); !ok {
+		if ms, ok = jsonwire.ObjectMembers(val, ms[:0]); !ok {
 			return false
 		}
-		next := lookup(ms, seg)
+		next := jsonwire.Lookup(ms, seg)
 		if next == nil && i == 1 && segs[0] == "elicitation" && seg == "form" && len(ms) == 0 {
 			return true
 		}
-		if k := kindOf(next); k == kindNone || k == kindNull || string(next) == "false" {
+		if k := jsonwire.KindOf(next); k == jsonwire.KindNone || k == jsonwire.KindNull || string(next) == "false" {
 			return false
 		}
 		val = next

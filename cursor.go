@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // Cursors of the paginated lists (tools, prompts, resources, resource
@@ -13,14 +15,14 @@ import (
 // page. A cursor of one list is no cursor of another, and only the exact
 // form this server issues is accepted.
 
-// listCursor reads the cursor of a list request whose cursors start with
-// prefix.
-func listCursor(req *Request, prefix string) (int, *Response) {
-	switch raw := req.Param("cursor"); kindOf(raw) {
-	case kindNone, kindNull:
+// listCursor reads the cursor of a request for a list of kind.
+func listCursor(req *Request, kind listKind) (int, *Response) {
+	prefix := kind.cursor
+	switch raw := req.Param("cursor"); jsonwire.KindOf(raw) {
+	case jsonwire.KindNone, jsonwire.KindNull:
 		return 0, nil
-	case kindString:
-		s, _ := unquote(raw)
+	case jsonwire.KindString:
+		s, _ := jsonwire.Unquote(raw)
 		off, ok := decodeListCursor(prefix, s)
 		if !ok {
 			return 0, ErrorResponse(CodeInvalidParams, "Invalid params: cursor "+quoteEcho(s)+" is not one this server issued for "+req.Method+"; list again without a cursor")

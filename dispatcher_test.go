@@ -45,7 +45,7 @@ func TestDispatcherMiddleware(t *testing.T) {
 		}
 	}
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	a := &spy{}
 	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{
 		Methods:    []mcpmw.Method{listResources},
@@ -217,7 +217,7 @@ func TestRequestAccessors(t *testing.T) {
 func TestMiddlewareRewritingParamsTakesEffect(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	forceMessage := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
 		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
 			if req.Method == "tools/call" {
@@ -311,7 +311,7 @@ func TestHandBuiltAndParsedRequestsAgree(t *testing.T) {
 		})
 	}
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{capture}})
 	for _, r := range []*http.Request{
 		modern("1", "tools/call", `"name":"echo","arguments":{"message":"hi"},"cursor":"c\u0061","n":2`),
@@ -386,7 +386,7 @@ func TestToolsCallWithoutAdmissionIsGated(t *testing.T) {
 	var next mcpmw.Dispatcher
 	capture := func(n mcpmw.Dispatcher) mcpmw.Dispatcher { next = n; return n }
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{capture}})
 	call := func(c mcpmw.Caller, tool string) *mcpmw.Response {
 		return next.Dispatch(context.Background(), &mcpmw.Request{ID: json.RawMessage(`1`), Method: "tools/call",
@@ -407,7 +407,7 @@ func TestToolsCallWithoutAdmissionIsGated(t *testing.T) {
 func TestEveryTargetIsGatedAgainAfterARewrite(t *testing.T) {
 	t.Parallel()
 	reg := testResources()
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	reg.AddPrompts(testPrompts()...)
 	for _, tc := range []struct {
 		method, params, from, to string
@@ -440,5 +440,84 @@ func TestEveryTargetIsGatedAgainAfterARewrite(t *testing.T) {
 		h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", tc.method, tc.params, "Authorization", "Bearer writer"))
 		assert.Equal(t, http.StatusOK, w.Code, "%s: %s", tc.method, w.Body.String())
 		assert.Contains(t, w.Body.String(), tc.forbidden, "%s: the writer may use it", tc.method)
+	}
+}
+
+// The handler routes a request once, before the middleware; a middleware
+// that rewrites the method gets the method it names, whose handler finds
+// and gates its own target (nothing the gate checked holds for another
+// method), and -32601 for a method the table does not have.
+func TestMiddlewareRewritingTheMethodIsRoutedToIt(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	reg.AddTools(testTools()...)
+	toCall := func(method, params string) func(mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+			return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+				r := *req
+				r.Method, r.Params = method, json.RawMessage(params)
+				return next.Dispatch(ctx, &r)
+			})
+		}
+	}
+	for _, tc := range []struct {
+		method, params string
+		status         int
+		want           string
+		outcome        mcpmw.Outcome
+	}{
+		{"tools/call", `{"name":"echo","arguments":{"message":"rerouted"}}`, 200, `"text":"rerouted"`, mcpmw.OutcomeOK},
+		{"tools/call", `{"name":"write_it","arguments":{"message":"rerouted"}}`, 403, `the caller may not use tool \"write_it\"`, mcpmw.OutcomeDenied},
+		{"tools/cal", `{}`, 200, "Method not found: tools/cal", mcpmw.OutcomeError},
+	} {
+		a := &spy{}
+		h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{toCall(tc.method, tc.params)}})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", "tools/list", ""))
+		assert.Equal(t, tc.status, w.Code, "%s %s: %s", tc.method, tc.params, w.Body.String())
+		assert.Contains(t, w.Body.String(), tc.want)
+		require.Len(t, a.records(), 1)
+		assert.Equal(t, tc.outcome, a.records()[0].Outcome)
+		assert.Equal(t, "tools/list", a.records()[0].Method, "the record is of the request as sent")
+	}
+}
+
+// The target of a request is found and gated once: a request no
+// middleware rewrote asks its caller's permission exactly once, for
+// every method with a target (the handler's gate; the method's handler
+// takes the target the gate admitted, and asks again only after a
+// rewrite, see TestEveryTargetIsGatedAgainAfterARewrite).
+func TestTheTargetIsGatedOnce(t *testing.T) {
+	t.Parallel()
+	reg := testResources()
+	reg.AddTools(testTools()...)
+	reg.AddPrompts(testPrompts()...)
+	passThrough := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			r := *req // a copy, Params untouched: still the request admitted
+			return next.Dispatch(ctx, &r)
+		})
+	}
+	for _, tc := range []struct {
+		reg            *mcpmw.Registry
+		method, params string
+	}{
+		{reg, "tools/call", `"name":"echo","arguments":{"message":"hi"}`},
+		{reg, "prompts/get", `"name":"greet","arguments":{"who":"x"}`},
+		{reg, "resources/read", `"uri":"test://static-text"`},
+		{reg, "resources/read", `"uri":"test://notes/3"`},
+		{completionRegistry(), "completion/complete", `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"lang","value":""}`},
+	} {
+		caller := &canCounter{}
+		authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return caller, nil })
+		for _, mw := range [][]func(mcpmw.Dispatcher) mcpmw.Dispatcher{nil, {passThrough}} {
+			caller.n.Store(0)
+			h := mcpmw.New(tc.reg, authn, &spy{}, &mcpmw.Options{Middleware: mw})
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", tc.method, tc.params))
+			require.Equal(t, 200, w.Code, "%s: %s", tc.method, w.Body.String())
+			require.NotContains(t, w.Body.String(), `"error"`, tc.method)
+			assert.EqualValues(t, 1, caller.n.Load(), "%s %s: Can once", tc.method, tc.params)
+		}
 	}
 }

@@ -26,8 +26,8 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 	tooLong := long[:101] // any echo longer than the cap contains this
 	b64 := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(long+"é")) + "?="
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
-	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Permission: "read", Call: noop,
+	reg.AddTools(testTools()...)
+	reg.AddTools(mcpmw.Tool{Name: "route", Description: "d", Permission: "read", Call: noop,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)})
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	metaWith := func(members string) string {

@@ -2,8 +2,12 @@ package mcpmw
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // maxJSONDepth is how deeply a request body may nest objects and arrays,
@@ -24,6 +28,23 @@ type envelope struct {
 	response bool            // a client-sent JSON-RPC response (result or error, no method)
 	result   json.RawMessage // a response's result, nil when absent
 	rpcError json.RawMessage // a response's error, nil when absent (takeAnswer refuses both at once)
+}
+
+// readEnvelope parses the body as one JSON-RPC message. A client-sent
+// JSON-RPC response (a legacy client answering a server request) goes on
+// to takeAnswer; 2026-07-28 clients never send one.
+func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
+	env, perr := parseEnvelope(body)
+	switch {
+	case perr != nil:
+		return env, &answer{resp: &Response{Error: perr}}
+	case !env.response:
+		return env, nil
+	}
+	if hv := strings.TrimSpace(h.Get(headerProtocolVersion)); hv != "" && !knownLegacy(hv) {
+		return env, &answer{resp: ErrorResponse(CodeInvalidRequest, "Invalid Request: clients do not POST JSON-RPC responses on "+LatestVersion)}
+	}
+	return env, nil
 }
 
 // parseEnvelope reads one JSON-RPC request, notification or response from
@@ -76,55 +97,55 @@ type rpcMembers struct {
 // proportion, but no memory.
 func readRPCMembers(body []byte) (rpcMembers, *Error) {
 	var ms rpcMembers
-	it, ok := iterMembers(body)
+	it, ok := jsonwire.IterMembers(body)
 	if !ok {
-		if kindOf(body[skipSpace(body, 0):]) == kindArray {
+		if jsonwire.KindOf(body[jsonwire.SkipSpace(body, 0):]) == jsonwire.KindArray {
 			return ms, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: batches are not supported; send one JSON-RPC message per POST"}
 		}
 		return ms, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC object"}
 	}
-	for m, more := it.next(); more; m, more = it.next() {
+	for m, more := it.Next(); more; m, more = it.Next() {
 		ms.take(m)
 	}
 	return ms, nil
 }
 
 // take files one member of the body.
-func (ms *rpcMembers) take(m member) {
+func (ms *rpcMembers) take(m jsonwire.Member) {
 	slot := ms.slot(m)
 	switch {
 	case slot == nil:
 		// Unknown members are ignored, as JSON-RPC allows, but not one that
 		// Go decoders would read as a known member by folding case ("ID"
 		// makes a request of what this reader sees as a notification).
-		if name, ok := foldedRPCMember(m.key); ok && ms.folded == "" {
+		if name, ok := jsonwire.FoldedRPCMember(m.Key); ok && ms.folded == "" {
 			ms.folded = name
 		}
 	case *slot == nil:
-		*slot = m.val
+		*slot = m.Value
 	default:
 		ms.idTwice = ms.idTwice || slot == &ms.id
 		if ms.dup == "" {
-			ms.dup = m.keyString()
+			ms.dup = m.Name()
 		}
 	}
 }
 
 // slot returns where the member goes, or nil for a member JSON-RPC does
 // not define.
-func (ms *rpcMembers) slot(m member) *[]byte {
+func (ms *rpcMembers) slot(m jsonwire.Member) *[]byte {
 	switch {
-	case m.is("jsonrpc"):
+	case m.Is("jsonrpc"):
 		return &ms.version
-	case m.is("id"):
+	case m.Is("id"):
 		return &ms.id
-	case m.is("method"):
+	case m.Is("method"):
 		return &ms.method
-	case m.is("params"):
+	case m.Is("params"):
 		return &ms.params
-	case m.is("result"):
+	case m.Is("result"):
 		return &ms.result
-	case m.is("error"):
+	case m.Is("error"):
 		return &ms.errv
 	}
 	return nil
@@ -133,7 +154,7 @@ func (ms *rpcMembers) slot(m member) *[]byte {
 // echoableID is the id an error about the body may echo: one given once,
 // as a string or a number.
 func (ms *rpcMembers) echoableID() json.RawMessage {
-	if k := kindOf(ms.id); !ms.idTwice && (k == kindString || k == kindNumber) {
+	if k := jsonwire.KindOf(ms.id); !ms.idTwice && (k == jsonwire.KindString || k == jsonwire.KindNumber) {
 		return json.RawMessage(ms.id)
 	}
 	return nil
@@ -149,19 +170,19 @@ func (ms *rpcMembers) check(body []byte) *Error {
 	case ms.folded != "":
 		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a member is spelled like \"" + ms.folded + "\" in another case; JSON-RPC member names are case-sensitive"}
 	}
-	switch kindOf(ms.id) {
-	case kindNone, kindString, kindNumber:
-	case kindNull:
+	switch jsonwire.KindOf(ms.id) {
+	case jsonwire.KindNone, jsonwire.KindString, jsonwire.KindNumber:
+	case jsonwire.KindNull:
 		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must not be null; omit it for a notification"}
 	default:
-		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer, not " + kindOf(ms.id).String()}
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer, not " + jsonwire.KindOf(ms.id).String()}
 	}
 	// Checked once the id is known, so the refusal can echo it; reading the
 	// top-level members above does not recurse.
-	if exceedsDepth(body, maxJSONDepth) {
+	if jsonwire.ExceedsDepth(body, maxJSONDepth) {
 		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: JSON nesting is deeper than " + strconv.Itoa(maxJSONDepth) + " levels"}
 	}
-	if v, ok := unquote(ms.version); !ok || v != "2.0" {
+	if v, ok := jsonwire.Unquote(ms.version); !ok || v != "2.0" {
 		return &Error{Code: CodeInvalidRequest, Message: `Invalid Request: "jsonrpc" must be "2.0"`}
 	}
 	return nil
@@ -181,17 +202,17 @@ func (ms *rpcMembers) message(env envelope) (envelope, *Error) {
 	if ms.result != nil || ms.errv != nil {
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a request cannot carry result or error"}
 	}
-	s, ok := unquote(ms.method)
+	s, ok := jsonwire.Unquote(ms.method)
 	if !ok || s == "" {
 		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
 	}
 	env.method = s
-	switch kindOf(ms.params) {
-	case kindNone:
-	case kindObject:
+	switch jsonwire.KindOf(ms.params) {
+	case jsonwire.KindNone:
+	case jsonwire.KindObject:
 		env.params = json.RawMessage(ms.params)
 	default:
-		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: params must be an object, not " + kindOf(ms.params).String()}
+		return env, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: params must be an object, not " + jsonwire.KindOf(ms.params).String()}
 	}
 	return env, nil
 }

@@ -3,6 +3,8 @@ package mcpmw
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // BenchmarkParseEnvelope measures the envelope parser on bodies of the sizes
@@ -29,7 +31,7 @@ func BenchmarkParseEnvelope(b *testing.B) {
 		b.Run(bm.name+"/depth", func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				exceedsDepth(body, maxJSONDepth)
+				jsonwire.ExceedsDepth(body, maxJSONDepth)
 			}
 		})
 	}

@@ -3,10 +3,10 @@ package mcpmw
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // FuzzParseEnvelope checks parseEnvelope against encoding/json: it never
@@ -42,13 +42,12 @@ func FuzzParseEnvelope(f *testing.F) {
 			t.Fatalf("%q: an error without a message", body)
 		}
 		if env.id != nil {
-			if k := kindOf(env.id); k != kindString && k != kindNumber || !json.Valid(env.id) || !bytes.Contains(body, env.id) {
+			if k := jsonwire.KindOf(env.id); k != jsonwire.KindString && k != jsonwire.KindNumber || !json.Valid(env.id) || !bytes.Contains(body, env.id) {
 				t.Fatalf("%q: echoed id %q is not a string or number from the body", body, env.id)
 			}
 		}
-		depth := refDepth(body)
-		if perr == nil && depth > maxJSONDepth {
-			t.Fatalf("%q: accepted a body %d levels deep", body, depth)
+		if perr == nil && jsonwire.ExceedsDepth(body, maxJSONDepth) { // FuzzObjectMembers checks ExceedsDepth against encoding/json
+			t.Fatalf("%q: accepted a body more than %d levels deep", body, maxJSONDepth)
 		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(body, &m) != nil {
@@ -79,7 +78,7 @@ func FuzzParseEnvelope(f *testing.F) {
 		if err := json.Unmarshal(m["method"], &method); err != nil || method != env.method || method == "" {
 			t.Fatalf("%q: method %q, encoding/json reads %q (%v)", body, env.method, method, err)
 		}
-		if !bytes.Equal(env.params, m["params"]) || (env.params != nil && kindOf(env.params) != kindObject) {
+		if !bytes.Equal(env.params, m["params"]) || (env.params != nil && jsonwire.KindOf(env.params) != jsonwire.KindObject) {
 			t.Fatalf("%q: params %q, encoding/json reads %q", body, env.params, m["params"])
 		}
 		if m["result"] != nil || m["error"] != nil {
@@ -98,25 +97,4 @@ func nested(n int) string {
 func jsonStringIs(raw []byte, want string) bool {
 	var s string
 	return json.Unmarshal(raw, &s) == nil && s == want
-}
-
-// refDepth is the nesting depth of a valid JSON document, counted by
-// encoding/json's tokenizer: the reference exceedsDepth is checked against.
-func refDepth(doc []byte) int {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	depth, deepest := 0, 0
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) || err != nil {
-			return deepest
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if depth++; depth > deepest {
-				deepest = depth
-			}
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
 }

@@ -50,7 +50,7 @@ func Example() {
 	})
 
 	var reg mcpmw.Registry
-	reg.Add(echo)
+	reg.AddTools(echo)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpmw.New(&reg, authn, auditor, &mcpmw.Options{
 		Server: mcpmw.Implementation{Name: "orders", Version: "1.4.0"},

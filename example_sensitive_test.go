@@ -16,7 +16,7 @@ import (
 // gets "[redacted]".
 func ExampleTool_sensitive() {
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{
+	reg.AddTools(mcpmw.Tool{
 		Name: "login", Description: "Logs in.", Permission: "read",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"user":{"type":"string"},"password":{"type":"string"},"pin":{"type":"integer"}}}`),
 		Sensitive:   []string{"/password", "/pin"},

@@ -55,11 +55,11 @@ func post(h http.Handler, method, params string) {
 
 func ExampleNew() {
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{
+	reg.AddTools(mcpmw.Tool{
 		Name:        "greet",
 		Description: "Greets the caller.",
 		Permission:  "read",
-		ReadOnly:    mcpmw.Yes,
+		ReadOnly:    mcpmw.HintYes,
 		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.TextResult("hello, " + c.(*appUser).Name), nil
 		},
@@ -89,8 +89,8 @@ func ExampleTool() {
 		Title:       "List orders",
 		Description: "Lists the caller's most recent orders.",
 		Permission:  "orders:read",
-		ReadOnly:    mcpmw.Yes,
-		OpenWorld:   mcpmw.No,
+		ReadOnly:    mcpmw.HintYes,
+		OpenWorld:   mcpmw.HintNo,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"status":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":50}},"required":["status"]}`),
 		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			status := args.String("status")

@@ -42,11 +42,11 @@ func newFaultEnv(t *testing.T, authn mcpmw.Authenticator, tools ...mcpmw.Tool) *
 	t.Helper()
 	e := &faultEnv{t: t, logs: &syncBuffer{}}
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
 		Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.TextResult(a.OptString("message", "")), nil
 		}})
-	reg.Add(tools...)
+	reg.AddTools(tools...)
 	if authn == nil {
 		authn = tokenAuthn
 	}
@@ -663,7 +663,7 @@ func TestAuditOnceWhenTheResponseWriterPanics(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var reg mcpmw.Registry
-			reg.Add(append(testTools(), progress)...)
+			reg.AddTools(append(testTools(), progress)...)
 			logs := &syncBuffer{}
 			a := &spy{}
 			h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Logger: newTextLogger(logs)})
@@ -699,7 +699,7 @@ func TestResponseWriterPanickingTwiceAbortsTheConnection(t *testing.T) {
 			return mcpmw.TextResult("done"), nil
 		}}
 	var reg mcpmw.Registry
-	reg.Add(progress)
+	reg.AddTools(progress)
 	logs := &syncBuffer{}
 	a := &spy{}
 	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Logger: newTextLogger(logs)})

@@ -19,7 +19,6 @@ const defaultMaxBody = 4 << 20
 // any path of any router. Each POST is answered on its own; nothing is kept
 // between requests, so any instance can answer any request.
 type Handler struct {
-	reg        *Registry // for the Sensitive arguments of the tool a record names
 	authn      Authenticator
 	auditor    Auditor
 	limiter    RateLimiter
@@ -37,11 +36,11 @@ type Handler struct {
 	methods    *methodTable
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
-	asks       *pendingAsks // legacy requests to clients awaiting their answer POST
-	inflight   *inflight    // legacy calls a notifications/cancelled may name
-	notifier   Notifier     // Options.Notifier: where Publish sends events
-	hub        *hub         // the open subscriptions/listen streams (listen.go)
-	stopNotify func()       // stops hearing the Notifier; nil when nothing listens
+	asks       answerWaiters // legacy requests to clients awaiting their answer POST (answers.go)
+	inflight   runningCalls  // legacy calls a notifications/cancelled may name (cancels.go)
+	notifier   Notifier      // Options.Notifier: where Publish sends events
+	hub        *hub          // the open subscriptions/listen streams (listen.go)
+	stopNotify func()        // stops hearing the Notifier; nil when nothing listens
 	closeOnce  sync.Once
 }
 
@@ -64,7 +63,6 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	checkOptionalHooks(opts)
 	o := withDefaults(opts)
 	h := &Handler{
-		reg:        reg,
 		authn:      authn,
 		auditor:    auditor,
 		limiter:    o.RateLimit,
@@ -139,17 +137,17 @@ func checkOptionalHooks(opts *Options) {
 // the application's.
 func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "", h.inflight)
-	ask := &asking{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
+	ask := &rounds{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
-		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
+		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask}
 		methods = append(methods, t.methods()...)
 	}
 	if reg != nil && len(reg.promptTable().list) > 0 {
-		p := &promptMethods{reg: reg, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), asking: ask}
+		p := &promptMethods{reg: reg, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask}
 		methods = append(methods, p.methods()...)
 	}
 	if reg != nil && reg.hasResources() {
-		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, asking: ask}
+		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, rounds: ask}
 		methods = append(methods, rm.methods()...)
 	}
 	if reg != nil && reg.hasCompleters() {
@@ -166,20 +164,23 @@ func withDefaults(opts *Options) Options {
 	if opts != nil {
 		o = *opts
 	}
+	defaultIdentity(&o)
+	defaultBounds(&o)
+	defaultHooks(&o)
+	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
+		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))
+	}
+	return o
+}
+
+// defaultIdentity sets what the endpoint says of itself: its name and
+// version, and its authentication challenge.
+func defaultIdentity(o *Options) {
 	if o.Server.Name == "" {
 		o.Server.Name = "mcp-server"
 	}
 	if o.Server.Version == "" {
 		o.Server.Version = "0.0.0"
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = defaultMaxBody
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = 100
-	}
-	if o.ClientIP == nil {
-		o.ClientIP = remoteIP
 	}
 	if o.Challenge == "" {
 		o.Challenge = "Bearer"
@@ -187,17 +188,18 @@ func withDefaults(opts *Options) Options {
 			o.Challenge += ` resource_metadata=` + quoteParam(o.ResourceMetadata)
 		}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
+}
+
+// defaultBounds sets the sizes and times that bound a request.
+func defaultBounds(o *Options) {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = defaultMaxBody
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 100
 	}
 	if o.AskTimeout <= 0 {
 		o.AskTimeout = defaultAskTimeout
-	}
-	if o.StateKeys == nil {
-		o.StateKeys = RandomKeyRing()
-	}
-	if o.Notifier == nil {
-		o.Notifier = NewLocalNotifier()
 	}
 	if o.ListenKeepAlive == 0 {
 		o.ListenKeepAlive = defaultListenKeepAlive
@@ -205,10 +207,22 @@ func withDefaults(opts *Options) Options {
 	if o.ListenMaxLifetime == 0 {
 		o.ListenMaxLifetime = defaultListenMaxLifetime
 	}
-	if o.ClientLogLevel != "" && o.ClientLogLevel.rank() == 0 {
-		panic(fmt.Sprintf("mcpmw: Options.ClientLogLevel %q is not a log level", o.ClientLogLevel))
+}
+
+// defaultHooks sets the in-process implementations of the optional hooks.
+func defaultHooks(o *Options) {
+	if o.ClientIP == nil {
+		o.ClientIP = remoteIP
 	}
-	return o
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.StateKeys == nil {
+		o.StateKeys = RandomKeyRing()
+	}
+	if o.Notifier == nil {
+		o.Notifier = NewLocalNotifier()
+	}
 }
 
 // cacheTTL is the ttlMs declared on discover and lists: Options.CacheTTL,
@@ -240,8 +254,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{h: h, w: w, r: r, start: time.Now(), clientIP: h.clientIP(r)}
 	defer x.recoverPanic()
 	if a := h.admit(w, r, x.clientIP); a != nil {
-		x.audit(a) // observed, not audited
-		x.write(a)
+		x.finish(*a) // observed, never audited
 		return
 	}
 	x.audited = true
@@ -297,71 +310,79 @@ func (h *Handler) serve(x *exchange) answer {
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req
 	a = parseRequest(req, env, caller, x.r.Header, h.endpointOf(x.r))
+	rt := h.methods.route(req)
 	// What the client named and sent, for the record, whatever a
 	// middleware makes of the request later.
-	switch req.Method {
-	case "tools/call":
-		x.args = req.Param("arguments")
-		if name, ok := req.StringParam("name"); ok {
-			x.target, x.redact = capEcho(name), h.reg.toolRedaction(name)
-		}
-	case "prompts/get":
-		if name, ok := req.StringParam("name"); ok {
-			x.target = capEcho(name)
-		}
-	case "resources/read":
-		if uri, ok := req.StringParam("uri"); ok {
-			x.target = capEcho(uri)
-		}
-	}
+	x.info.method = rt.method
+	x.target, x.args, x.redact = named(req, rt)
 	if a != nil {
 		return *a
 	}
 	if a := checkRevision(req, x.r.Header); a != nil {
 		return *a
 	}
-	return h.route(x, req)
+	return h.admitAndCall(x, req, rt)
 }
 
-// route finds the request's method and target and checks the caller's
-// permission and the request's headers against them, then dispatches.
-func (h *Handler) route(x *exchange, req *Request) answer {
+// named is what the record says a request acted on, as its method's
+// Target found it: the target's name (capped), or the name the refusal
+// gave; and, for a method whose target is a tool, its arguments as sent
+// with the tool's redaction.
+func named(req *Request, rt route) (target string, args []byte, redact *redaction) {
+	switch {
+	case rt.target != nil:
+		target = capEcho(rt.target.Name)
+	case rt.missed != nil:
+		target = rt.missed.Target
+	}
+	if m := rt.method; m != nil && m.arguments != nil {
+		args, redact = req.Param("arguments"), m.arguments(target)
+	}
+	return target, args, redact
+}
+
+// admitAndCall answers a request routed to rt: -32601 for a method not
+// served, else the permission gate and the header checks for its target
+// (admitTarget), then the call. A notification has no gate: nothing can
+// be refused to it.
+func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 	if req.IsNotification() {
-		return h.call(x, req, nil, nil)
+		return h.call(x, req, rt.method, nil)
 	}
-	m, resp := h.methods.route(req)
-	if resp != nil {
-		return h.answerTo(req, resp)
+	if rt.notFound != nil {
+		return h.answerTo(req, nil, rt.notFound)
 	}
-	target, a := admitTarget(req, m, h.metadata)
+	target, a := admitTarget(req, rt, h.metadata)
 	if a != nil {
 		return *a
 	}
-	return h.call(x, req, m, target)
+	return h.call(x, req, rt.method, target)
 }
 
-// call dispatches the request through the middleware to its method, with
-// an event stream ready when the method may use one, and turns the
+// call dispatches the request through the middleware to its method m,
+// with an event stream ready when the method may use one, and turns the
 // Response into the answer. On the legacy revisions a request of any
 // method that can block is in flight while it runs, so that a
 // notifications/cancelled naming its id cancels its context, whatever the
-// method (inflight.go).
+// method (cancels.go). A notification gets none of these: its answer is
+// a 202 (m may be nil: Dispatch accepts it).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
-	x.info = callInfo{caller: req.Caller, target: target}
-	if m != nil && m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {
-		x.stream = &x.streamv
-		x.info.stream = x.stream
-	}
+	x.info = callInfo{caller: req.Caller, method: m, target: target, params: idOf(req.Params)}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
-	if m != nil && !m.quick && req.revision().cancelsByNotification() {
-		var done func()
-		ctx, done = h.inflight.add(ctx, req)
-		defer done()
-	}
-	if m != nil && m.listens {
-		var a *answer
-		if ctx, a = x.openListen(ctx); a != nil {
-			return *a
+	if m != nil && !req.IsNotification() {
+		if m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {
+			x.stream = &x.streamv
+			x.info.stream = x.stream
+		}
+		if !m.quick && req.revision().cancelsByNotification() {
+			var done func()
+			ctx, done = h.inflight.add(ctx, req)
+			defer done()
+		}
+		if m.Lifetime == LifetimeStream {
+			if a := x.openLasting(); a != nil {
+				return *a
+			}
 		}
 	}
 	if h.observer != nil {
@@ -369,11 +390,50 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 		x.observed = ctx
 	}
 	resp := h.dispatch.Dispatch(ctx, req)
-	if resp == nil {
-		resp = ErrorResponse(CodeInternalError, "Internal error")
-		resp.Cause = fmt.Errorf("dispatcher returned a nil Response for %q", req.Method)
+	if resp != nil && resp.Then != nil {
+		resp = x.outlive(ctx, resp)
 	}
-	return h.answerTo(req, resp)
+	if resp == nil {
+		resp = internalError("", fmt.Errorf("dispatcher returned a nil Response for %q", req.Method), "")
+	}
+	return h.answerTo(req, m, resp)
+}
+
+// openLasting readies the exchange of a request whose answer is an event
+// stream that outlives its record (LifetimeStream): a client whose Accept
+// header rules one out is refused with 406 (no Accept header means
+// anything goes), and one that comes after Close with 503. It reads the
+// body to its end, so that net/http watches the connection and cancels
+// the request's context when the client goes, and opens the stream.
+func (x *exchange) openLasting() *answer {
+	if len(x.r.Header.Values("Accept")) > 0 && !acceptsEventStream(x.r.Header) {
+		return refusal(http.StatusNotAcceptable, CodeInvalidRequest, "Not Acceptable: "+capEcho(x.req.Method)+" answers with an event stream; send Accept: text/event-stream")
+	}
+	if x.h.hub.isClosed() {
+		a := refusal(http.StatusServiceUnavailable, CodeInvalidRequest, "Service unavailable: the server is shutting down; listen again")
+		a.header = http.Header{"Retry-After": {"1"}}
+		return a
+	}
+	var b [1]byte
+	_, _ = x.r.Body.Read(b[:])
+	x.streamv.w = x.w
+	x.stream = &x.streamv
+	x.info.stream = x.stream
+	return nil
+}
+
+// outlive serves the rest of a stream that outlives its record: opened is
+// the Response the record is made of, made now, as the stream opens; its
+// Then serves the stream, and the Response it returns is the stream's
+// last event. A Then without a stream of its own (a method not of
+// LifetimeStream, or one a middleware dispatched to) is the method's
+// mistake.
+func (x *exchange) outlive(ctx context.Context, opened *Response) *Response {
+	if x.stream == nil || x.info.method == nil || x.info.method.Lifetime != LifetimeStream {
+		return internalError(opened.Target, errors.New("a Response with Then from a method whose Lifetime is not LifetimeStream"), "")
+	}
+	x.report(&answer{resp: opened})
+	return opened.Then(ctx)
 }
 
 // endpointOf names the endpoint r arrived at, as the requestState of its

@@ -156,7 +156,7 @@ func benchRegistry(tools, visible int) *mcpmw.Registry {
 			},
 		})
 	}
-	reg.Add(list...)
+	reg.AddTools(list...)
 	return &reg
 }
 
@@ -229,7 +229,7 @@ func BenchmarkServeHTTPToolsCallSensitive(b *testing.B) {
 	echo := benchEcho
 	echo.Sensitive = []string{"/message"}
 	var reg mcpmw.Registry
-	reg.Add(echo)
+	reg.AddTools(echo)
 	runBench(b, newHookedBenchHandler(&reg), newEchoCall(50), `"text":"abcdefghij`)
 }
 
@@ -305,7 +305,7 @@ func (askCaller) CallerID() string { return "bench-user" }
 // the answer read, the result).
 func BenchmarkServeHTTPInputRequiredRound(b *testing.B) {
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "delete", Description: "Deletes after confirming.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "delete", Description: "Deletes after confirming.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			ans, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Delete note 3?", json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)))
 			if err != nil {

@@ -34,7 +34,7 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 			return mcpmw.TextResult(s), nil
 		}
 	}
-	reg.Add(
+	reg.AddTools(
 		mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 			Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {

@@ -93,7 +93,7 @@ func testTools() []mcpmw.Tool {
 		return mcpmw.TextResult(msg), nil
 	}
 	return []mcpmw.Tool{
-		{Name: "echo", Description: "Echoes.", Permission: "read", ReadOnly: mcpmw.Yes,
+		{Name: "echo", Description: "Echoes.", Permission: "read", ReadOnly: mcpmw.HintYes,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`), Call: echo},
 		{Name: "add", Description: "Adds.", Permission: "read",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`),
@@ -105,7 +105,7 @@ func testTools() []mcpmw.Tool {
 				}
 				return mcpmw.StructuredResult(map[string]float64{"sum": a + b}), nil
 			}},
-		{Name: "write_it", Description: "Writes.", Permission: "write", Destructive: mcpmw.No, Call: echo},
+		{Name: "write_it", Description: "Writes.", Permission: "write", Destructive: mcpmw.HintNo, Call: echo},
 		{Name: "fails", Description: "Fails for the model.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ErrorResult("the upstream is down"), nil
@@ -130,7 +130,7 @@ func testTools() []mcpmw.Tool {
 func newTestHandler(t *testing.T, opts *mcpmw.Options) (http.Handler, *spy, *syncBuffer) {
 	t.Helper()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	logs := &syncBuffer{}
 	if opts == nil {
 		opts = &mcpmw.Options{}
@@ -417,7 +417,7 @@ func TestHandlerNotAudited(t *testing.T) {
 func TestHandlerAuditorFailures(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	logs := &syncBuffer{}
 	calls := 0
 	h := mcpmw.New(&reg, tokenAuthn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {
@@ -442,7 +442,7 @@ func TestHandlerAuditorFailures(t *testing.T) {
 func TestHandlerAuditContextOutlivesClient(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	var auditErrs []error
 	h := mcpmw.New(&reg, tokenAuthn, mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
 		auditErrs = append(auditErrs, ctx.Err())
@@ -533,8 +533,8 @@ func TestTwoEndpointsInOneProcess(t *testing.T) {
 	t.Parallel()
 	tools := testTools()
 	var public, admin mcpmw.Registry
-	public.Add(tools[0])
-	admin.Add(tools[0], tools[1])
+	public.AddTools(tools[0])
+	admin.AddTools(tools[0], tools[1])
 	a := &spy{}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpmw.New(&public, tokenAuthn, a, &mcpmw.Options{Server: mcpmw.Implementation{Name: "public"}}))

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // Header names of the Streamable HTTP transport.
@@ -123,7 +125,7 @@ func checkModern(req *Request, hv string, hPresent bool) *answer {
 	if a := checkMeta(req); a != nil {
 		return a
 	}
-	m, _ := unquote(req.metaParam(metaProtocolVersion))
+	m, _ := jsonwire.Unquote(req.metaParam(metaProtocolVersion))
 	if m != hv {
 		return headerError("MCP-Protocol-Version " + quoteEcho(hv) + " does not match _meta protocolVersion " + quoteEcho(m))
 	}
@@ -142,15 +144,15 @@ func checkMeta(req *Request) *answer {
 	switch {
 	case req.Params == nil:
 		return invalidMeta("params with _meta is required on " + LatestVersion + " requests")
-	case kindOf(req.param("_meta")) != kindObject:
+	case jsonwire.KindOf(req.param("_meta")) != jsonwire.KindObject:
 		return invalidMeta("params._meta must be an object carrying " + metaProtocolVersion + " and " + metaClientCapabilities)
-	case kindOf(req.metaParam(metaProtocolVersion)) != kindString:
+	case jsonwire.KindOf(req.metaParam(metaProtocolVersion)) != jsonwire.KindString:
 		return invalidMeta("_meta is missing " + metaProtocolVersion + " (a string)")
-	case kindOf(req.metaParam(metaClientCapabilities)) != kindObject:
+	case jsonwire.KindOf(req.metaParam(metaClientCapabilities)) != jsonwire.KindObject:
 		return invalidMeta("_meta is missing " + metaClientCapabilities + " (an object; {} declares none)")
 	}
 	if lv := req.metaParam(metaLogLevel); lv != nil {
-		if s, _ := unquote(lv); !validLogLevel(s) {
+		if s, _ := jsonwire.Unquote(lv); !validLogLevel(s) {
 			return invalidMeta(metaLogLevel + " must be one of debug, info, notice, warning, error, critical, alert, emergency")
 		}
 	}

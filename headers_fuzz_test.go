@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // FuzzDecodeHeaderValue checks header value decoding: plain visible ASCII
@@ -78,7 +80,7 @@ func FuzzMcpNameHeader(f *testing.F) {
 		if !utf8.ValidString(name) {
 			return // a JSON body cannot carry invalid UTF-8 through appendString
 		}
-		params := `{"name":` + string(appendString(nil, name)) + `,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
+		params := `{"name":` + string(jsonwire.AppendString(nil, name)) + `,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
 		run := func(hv string) *verdict {
 			h := http.Header{}
 			h.Set("Mcp-Protocol-Version", LatestVersion)

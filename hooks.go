@@ -1,7 +1,6 @@
 package mcpmw
 
 import (
-	"context"
 	"errors"
 	"net/http"
 )
@@ -135,15 +134,4 @@ type RateLimiterFunc func(w http.ResponseWriter, r *http.Request, clientIP strin
 // Limit calls f(w, r, clientIP).
 func (f RateLimiterFunc) Limit(w http.ResponseWriter, r *http.Request, clientIP string) bool {
 	return f(w, r, clientIP)
-}
-
-type ctxKey struct{ name string }
-
-// CallerFrom returns the Caller the handler authenticated for the request
-// whose context is ctx, or nil outside a request.
-func CallerFrom(ctx context.Context) Caller {
-	if info := callFrom(ctx); info != nil {
-		return info.caller
-	}
-	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // JSONAuditor returns an Auditor that appends each record to w as one JSON
@@ -79,7 +81,7 @@ func appendRecordJSON(dst []byte, rec *CallRecord) []byte {
 		dst = append(dst, ',', '"')
 		dst = append(dst, key...)
 		dst = append(dst, '"', ':')
-		dst = appendString(dst, v)
+		dst = jsonwire.AppendString(dst, v)
 	}
 	dst = append(dst, `{"time":"`...)
 	dst = append(rec.Time.UTC().AppendFormat(dst, time.RFC3339Nano), '"')

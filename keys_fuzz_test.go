@@ -43,7 +43,7 @@ func FuzzArgumentReadersAgree(f *testing.F) {
 	type reading struct{ region, team *string }
 	readings := make(chan [3]reading, 1)
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "route", Description: "d", Permission: "read",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"o":{"type":"object","properties":{"team":{"type":"string","x-mcp-header":"Team"}}}}}`),
 		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			var got [3]reading

@@ -2,14 +2,12 @@ package mcpmw
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // On the legacy revisions (2025-11-25, 2025-06-18) a tool asks its client
@@ -24,10 +22,6 @@ import (
 // defaultAskTimeout is how long Ask waits for a legacy client's answer when
 // Options.AskTimeout is zero: long enough for a person to read a short form.
 const defaultAskTimeout = 2 * time.Minute
-
-// askIDPrefix starts every id of a request the server sends, so that a
-// client's answer to something else is told apart at a glance in logs.
-const askIDPrefix = "mcpmw-ask-"
 
 // An AskError says why a legacy client gave no answer to what Ask sent it:
 // it answered with a JSON-RPC error (Code and Message, the client's own
@@ -48,69 +42,10 @@ func (e *AskError) Error() string {
 	return "the client gave no answer to " + e.Method + ": " + e.Message
 }
 
-// pendingAsks are the legacy requests sent to clients and waiting for their
-// answer POST, by id.
-type pendingAsks struct {
-	mu      sync.Mutex
-	waiting map[string]*pendingAsk
-}
-
-// A pendingAsk is one request waiting for its answer: only the caller it
-// was sent to may answer it.
-type pendingAsk struct {
-	callerID string
-	answer   chan clientAnswer // buffered: deliver never blocks
-}
-
-// clientAnswer is what a client POSTed in answer: a result object, or the
-// error that stands for it.
-type clientAnswer struct {
-	result json.RawMessage
-	err    *AskError
-}
-
-// add registers a request for callerID under a fresh unguessable id (128
-// random bits). The caller must call remove, whatever happens.
-func (p *pendingAsks) add(callerID string) (id string, answer <-chan clientAnswer, remove func()) {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (Go 1.24)
-	id = askIDPrefix + base64.RawURLEncoding.EncodeToString(b[:])
-	w := &pendingAsk{callerID: callerID, answer: make(chan clientAnswer, 1)}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.waiting == nil {
-		p.waiting = map[string]*pendingAsk{}
-	}
-	p.waiting[id] = w
-	return id, w.answer, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.waiting[id] == w {
-			delete(p.waiting, id)
-		}
-	}
-}
-
-// deliver hands a to the request id, when one is waiting for callerID's
-// answer, and reports whether one was. An answer from another caller
-// leaves the request waiting for its own.
-func (p *pendingAsks) deliver(id, callerID string, a clientAnswer) bool {
-	p.mu.Lock()
-	w := p.waiting[id]
-	if w == nil || w.callerID != callerID {
-		p.mu.Unlock()
-		return false
-	}
-	delete(p.waiting, id)
-	p.mu.Unlock()
-	w.answer <- a // the only send: the id is gone from the table
-	return true
-}
-
 // legacyAsker is what a legacy tools/call round needs to ask: where
 // answers arrive and how long to wait.
 type legacyAsker struct {
-	pending *pendingAsks
+	pending answerWaiters
 	timeout time.Duration
 }
 
@@ -140,7 +75,7 @@ func (r *round) askOverStream(ctx context.Context, key string, req InputRequest)
 	msg := append(make([]byte, 0, 64+len(id)+len(req.Method)+len(params)), `{"jsonrpc":"2.0","id":"`...)
 	msg = append(msg, id...)
 	msg = append(msg, `","method":`...)
-	msg = appendString(msg, req.Method)
+	msg = jsonwire.AppendString(msg, req.Method)
 	msg = append(msg, `,"params":`...)
 	msg = append(msg, params...)
 	msg = append(msg, '}')
@@ -179,59 +114,10 @@ func legacyParams(req InputRequest, v revision) (json.RawMessage, error) {
 		return nil, fmt.Errorf("mcpmw: elicitation params: %w", err)
 	}
 	if mode, ok := p["mode"]; ok {
-		if s, _ := unquote(mode); s != "form" {
+		if s, _ := jsonwire.Unquote(mode); s != "form" {
 			return nil, &AskError{Method: req.Method, Message: "2025-06-18 clients know form elicitation only, not " + capEcho(string(mode))}
 		}
 		delete(p, "mode")
 	}
 	return json.Marshal(p)
-}
-
-// takeAnswer is the stage for a legacy client's JSON-RPC response: it hands
-// the result or error to the call waiting for it, when that call is this
-// caller's and in this process, and answers 202 either way (the client can
-// do nothing better with a refusal). The record says which. A response
-// carrying both a result and an error is no JSON-RPC response (JSON-RPC
-// 2.0 §5): the waiting call gets an *AskError saying so, which it can act
-// on at once rather than wait until AskTimeout, and the POST is refused
-// with 400 and -32600.
-func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
-	a := clientAnswer{result: env.result}
-	both := env.result != nil && env.rpcError != nil
-	switch ptr, dup := duplicatePointer(env.result); {
-	case both:
-		a.err = &AskError{Message: "its answer carries both a result and an error, which JSON-RPC forbids"}
-	case env.result == nil:
-		a.err = clientError(env.rpcError)
-	case kindOf(env.result) != kindObject:
-		a.err = &AskError{Message: "its result is not a JSON object"}
-	case dup: // one reading for every decoder the tool may use, as for params
-		a.err = &AskError{Message: "its result has the member " + quoteEcho(ptr) + " more than once"}
-	}
-	id, ok := unquote(env.id)
-	delivered := ok && h.asks.deliver(id, callerID(caller), a)
-	switch {
-	case both:
-		resp := ErrorResponse(CodeInvalidRequest, "Invalid Request: a response carries both result and error; send one of them")
-		resp.Summary = "client response with both result and error: refused, and no request of this caller was waiting for it here"
-		if delivered {
-			resp.Summary = "client response with both result and error: refused, and the waiting request was told"
-		}
-		return answer{resp: resp}
-	case delivered:
-		return answer{status: http.StatusAccepted, resp: accepted("client response: delivered")}
-	}
-	return answer{status: http.StatusAccepted, resp: accepted("client response: no request of this caller is waiting for it here (answered late, or sent to another instance)")}
-}
-
-// clientError reads a client's JSON-RPC error object.
-func clientError(raw json.RawMessage) *AskError {
-	var e struct {
-		Code    *int   `json:"code"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) != nil || e.Code == nil {
-		return &AskError{Message: "its error answer is not a JSON-RPC error object"}
-	}
-	return &AskError{Code: *e.Code, Message: capEcho(e.Message)}
 }

@@ -24,8 +24,8 @@ import (
 func legacyAskServer(t *testing.T, opts *mcpmw.Options) (*httptest.Server, *spy) {
 	t.Helper()
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
-	reg.Add(mcpmw.Tool{Name: "twice", Description: "Asks one key twice.", Permission: "read",
+	reg.AddTools(askingTools()...)
+	reg.AddTools(mcpmw.Tool{Name: "twice", Description: "Asks one key twice.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			a, err := mcpmw.Ask(ctx, "root", mcpmw.ListRoots())
 			if err != nil {
@@ -241,8 +241,8 @@ func TestLegacyAskCannotAsk(t *testing.T) {
 	assert.Contains(t, string(b), "did not accept an event stream")
 
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
-	reg.Add(mcpmw.Tool{Name: "url", Description: "Asks for a URL visit.", Permission: "read",
+	reg.AddTools(askingTools()...)
+	reg.AddTools(mcpmw.Tool{Name: "url", Description: "Asks for a URL visit.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			_, err := mcpmw.Ask(ctx, "visit", mcpmw.ElicitURL("Sign in", "https://example.com/login", "e1"))
 			return mcpmw.ToolResult{}, err
@@ -340,7 +340,7 @@ func TestAskErrorIsAnError(t *testing.T) {
 func TestLegacyAskWithAReplacedContext(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(askingTools()...)
+	reg.AddTools(askingTools()...)
 	detach := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
 		return mcpmw.DispatcherFunc(func(_ context.Context, req *mcpmw.Request) *mcpmw.Response {
 			return next.Dispatch(context.Background(), req)
@@ -364,7 +364,7 @@ func TestLegacyAskRefusesAnAnswerWithResultAndError(t *testing.T) {
 			t.Run(proto+" "+errMember, func(t *testing.T) {
 				t.Parallel()
 				var reg mcpmw.Registry
-				reg.Add(askingTools()...)
+				reg.AddTools(askingTools()...)
 				aud := &spy{}
 				srv, client := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, aud, nil))
 				url := srv.URL

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // subscriptions/listen (2026-07-28): a POST whose answer is a long-lived
@@ -412,8 +414,8 @@ func (hb *hub) close() {
 	}
 }
 
-// listening serves subscriptions/listen for one handler.
-type listening struct {
+// listenMethods serves subscriptions/listen for one handler.
+type listenMethods struct {
 	hub         *hub
 	served      eventKinds // what the endpoint's capabilities can deliver
 	keepAlive   time.Duration
@@ -433,7 +435,7 @@ var listenExtends = map[string]map[string]any{
 // resources or prompts (there is nothing to listen to otherwise), and
 // reports whether it did. o has its defaults.
 func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
-	l := &listening{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
+	l := &listenMethods{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
 	for _, m := range methods {
 		switch m.Capability {
 		case "tools":
@@ -447,69 +449,38 @@ func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
 	if l.served == 0 {
 		return methods, false
 	}
-	return append(methods, Method{Name: "subscriptions/listen", Revisions: modernOnly, Handle: l.handle, extends: listenExtends, listens: true}), true
+	return append(methods, Method{Name: "subscriptions/listen", Revisions: modernOnly, Lifetime: LifetimeStream, Handle: l.handle, extends: listenExtends}), true
 }
 
-// listenCall is what call gives the listen method: the stream to write
-// and the way to make the request's record when the stream opens.
-type listenCall struct {
-	stream *stream
-	record func(*Response)
-}
-
-var listenKey = &ctxKey{"listen"}
-
-// openListen readies the exchange of a subscriptions/listen request, whose
-// answer is an event stream: a client whose Accept header rules one out
-// is refused with 406 (no Accept header means anything goes), and one that
-// comes after Close with 503. It reads the body to its end, so that
-// net/http watches the connection and cancels the request's context when
-// the client goes.
-func (x *exchange) openListen(ctx context.Context) (context.Context, *answer) {
-	if len(x.r.Header.Values("Accept")) > 0 && !acceptsEventStream(x.r.Header) {
-		return ctx, refusal(http.StatusNotAcceptable, CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with an event stream; send Accept: text/event-stream")
-	}
-	if x.h.hub.isClosed() {
-		a := refusal(http.StatusServiceUnavailable, CodeInvalidRequest, "Service unavailable: the server is shutting down; listen again")
-		a.header = http.Header{"Retry-After": {"1"}}
-		return ctx, a
-	}
-	var b [1]byte
-	_, _ = x.r.Body.Read(b[:])
-	x.streamv.w = x.w
-	x.stream = &x.streamv
-	return context.WithValue(ctx, listenKey, &listenCall{stream: x.stream, record: x.recordNow}), nil
-}
-
-// recordNow makes the request's record before its answer: resp stands in
-// for it. A listen stream may stay open for hours, and its record says it
-// was opened, when it was; finish then makes none.
-func (x *exchange) recordNow(resp *Response) { x.audit(&answer{resp: resp}) }
-
-// handle serves one subscriptions/listen request, for as long as its
-// stream stays open.
-func (l *listening) handle(ctx context.Context, req *Request) *Response {
+// handle opens one subscriptions/listen stream: it reads what the client
+// asks for and answers with the Response the request's record is made
+// of, whose Then serves the stream for as long as it stays open (the
+// method's Lifetime is LifetimeStream).
+func (l *listenMethods) handle(ctx context.Context, req *Request) *Response {
 	if req.IsNotification() {
 		return accepted("subscriptions/listen sent as a notification: nothing to answer on")
 	}
-	lc, _ := ctx.Value(listenKey).(*listenCall)
-	if lc == nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Cause = errors.New("subscriptions/listen was dispatched without its stream")
-		return resp
+	s := streamFrom(ctx)
+	if s == nil {
+		return internalError("", errors.New("subscriptions/listen was dispatched without its stream"), "")
 	}
 	lis, honoured, summary, resp := l.parse(req)
 	if resp != nil {
 		return resp
 	}
-	if !l.hub.add(lis) {
-		return ErrorResponse(CodeInvalidRequest, "Service unavailable: the server is shutting down; listen again")
-	}
-	defer l.hub.remove(lis)
-	lc.record(&Response{Summary: summary})
+	return &Response{Summary: summary, Then: func(ctx context.Context) *Response {
+		if !l.hub.add(lis) {
+			return l.result(req.ID) // Close came first: the subscription has ended
+		}
+		defer l.hub.remove(lis)
+		return l.serve(ctx, s, lis, req.ID, honoured)
+	}}
+}
 
-	s := lc.stream
-	id := req.ID
+// serve writes the stream of lis, the listener of the request id, until
+// it ends: the acknowledgement of what it honoured, then its events and
+// keep-alive comments, and the result when the server ends it.
+func (l *listenMethods) serve(ctx context.Context, s *stream, lis *listener, id, honoured []byte) *Response {
 	ack := append(make([]byte, 0, 160+len(honoured)+len(id)), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
 	ack = append(ack, honoured...)
 	ack = appendSubscriptionMeta(append(ack, ','), id)
@@ -534,34 +505,39 @@ func (l *listening) handle(ctx context.Context, req *Request) *Response {
 	}
 	var places []int
 	for {
+		var err error
 		select {
 		case <-lis.wake:
 			var ended bool
-			places, ended = l.take(lis, places[:0])
-			if ended {
+			if places, ended = l.take(lis, places[:0]); ended {
 				return l.result(id) // Close: end with the result
 			}
-			for _, p := range places {
-				if err := s.send(ctx, lis.appendNotification(make([]byte, 0, 160+len(id)), id, p)); err != nil {
-					s.abandon()
-					return l.result(id)
-				}
-			}
+			err = l.sendAll(ctx, s, lis, id, places)
 		case <-tick:
-			if err := s.keepAlive(ctx); err != nil {
-				s.abandon()
-				return l.result(id)
-			}
+			err = s.keepAlive(ctx)
 		case <-lifetime:
 			// The caller was authenticated when the stream opened; the
 			// result ends it cleanly, and the client, listening again,
 			// shows fresh credentials (a revoked token hears no more).
 			return l.result(id)
 		case <-ctx.Done():
-			s.abandon() // the client has gone: nothing more to write
+			err = ctx.Err() // the client has gone: nothing more to write
+		}
+		if err != nil {
+			s.abandon()
 			return l.result(id)
 		}
 	}
+}
+
+// sendAll writes the notifications at places of lis's queue.
+func (l *listenMethods) sendAll(ctx context.Context, s *stream, lis *listener, id []byte, places []int) error {
+	for _, p := range places {
+		if err := s.send(ctx, lis.appendNotification(make([]byte, 0, 160+len(id)), id, p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lifetimeOf is how long one stream may last under the maximum d: d less
@@ -576,7 +552,7 @@ func lifetimeOf(d time.Duration) time.Duration {
 // or ended when it must end instead: the notifications queued for it
 // (their callers already said yes), then the kinds of registry change its
 // caller may see, which it asks here, on the stream's own goroutine.
-func (l *listening) take(lis *listener, dst []int) (_ []int, ended bool) {
+func (l *listenMethods) take(lis *listener, dst []int) (_ []int, ended bool) {
 	dst, ended = lis.take(dst)
 	if ended {
 		return dst, true
@@ -608,9 +584,9 @@ func mayHear(caller Caller, permission Permission, audience string) bool {
 
 // result is the listen request's result, sent when the server ends the
 // subscription: complete, with the subscription id and serverInfo.
-func (l *listening) result(id []byte) *Response {
+func (l *listenMethods) result(id []byte) *Response {
 	inner := l.ad.serverMeta[len(`"_meta":{`) : len(l.ad.serverMeta)-1] // the serverInfo member
-	b := append(make([]byte, 0, 96+len(id)+len(inner)), `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`...)
+	b := append(openResult(make([]byte, 0, 96+len(id)+len(inner)), rev20260728), `"_meta":{"io.modelcontextprotocol/subscriptionId":`...)
 	b = append(b, id...)
 	b = append(append(b, ','), inner...)
 	return &Response{Result: append(b, "}}"...), encoded: true}
@@ -629,12 +605,12 @@ func appendSubscriptionMeta(dst, id []byte) []byte {
 func (l *listener) appendNotification(dst, id []byte, p int) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
 	if p < len(listChanged) {
-		dst = appendString(dst, listChanged[p].method)
+		dst = jsonwire.AppendString(dst, listChanged[p].method)
 		dst = append(dst, `,"params":{`...)
 	} else {
-		dst = appendString(dst, ResourceUpdated)
+		dst = jsonwire.AppendString(dst, ResourceUpdated)
 		dst = append(dst, `,"params":{"uri":`...)
-		dst = appendString(dst, l.names[p-len(listChanged)])
+		dst = jsonwire.AppendString(dst, l.names[p-len(listChanged)])
 		dst = append(dst, ',')
 	}
 	dst = appendSubscriptionMeta(dst, id)
@@ -657,62 +633,87 @@ var listenFlags = [...]struct {
 // honoured as given, whether or not they name a resource the caller may
 // read: the acknowledgement must not tell it which exist, and each update
 // is checked against the caller when it is delivered.
-func (l *listening) parse(req *Request) (*listener, []byte, string, *Response) {
+func (l *listenMethods) parse(req *Request) (*listener, []byte, string, *Response) {
 	raw := req.Param("notifications")
-	switch kindOf(raw) {
-	case kindObject:
-	case kindNone:
+	switch jsonwire.KindOf(raw) {
+	case jsonwire.KindObject:
+	case jsonwire.KindNone:
 		return nil, nil, "", invalidListen(`params.notifications is required: an object naming what to listen to, e.g. {"toolsListChanged":true}`)
 	default:
-		return nil, nil, "", invalidListen("params.notifications must be an object, not " + kindOf(raw).String())
+		return nil, nil, "", invalidListen("params.notifications must be an object, not " + jsonwire.KindOf(raw).String())
 	}
-	members, _ := objectMembers(raw, nil)
-	var kinds eventKinds
-	honoured := append(make([]byte, 0, 96), '{')
-	var names []string
-	for _, f := range listenFlags {
-		v := lookup(members, f.name)
-		switch kindOf(v) {
-		case kindNone:
-			continue
-		case kindBool:
-		default:
-			return nil, nil, "", invalidListen("params.notifications." + f.name + " must be a boolean, not " + kindOf(v).String())
-		}
-		if v[0] != 't' || l.served&f.kind == 0 {
-			continue // not asked for, or not served: left out of the acknowledgement
-		}
-		kinds |= f.kind
-		names = append(names, f.name)
-		if len(honoured) > 1 {
-			honoured = append(honoured, ',')
-		}
-		honoured = append(appendString(honoured, f.name), ":true"...)
+	members, _ := jsonwire.ObjectMembers(raw, nil)
+	a := listenAsk{honoured: append(make([]byte, 0, 96), '{')}
+	if resp := l.flags(&a, members); resp != nil {
+		return nil, nil, "", resp
 	}
-	uris, resp := listenURIs(lookup(members, "resourceSubscriptions"))
+	uris, resp := listenURIs(jsonwire.Lookup(members, "resourceSubscriptions"))
 	if resp != nil {
 		return nil, nil, "", resp
 	}
 	if uris != nil && l.served&kindResourceUpdated != 0 {
-		kinds |= kindResourceUpdated
-		if len(honoured) > 1 {
-			honoured = append(honoured, ',')
-		}
-		honoured = append(honoured, `"resourceSubscriptions":[`...)
-		for i, u := range uris {
-			if i > 0 {
-				honoured = append(honoured, ',')
-			}
-			honoured = appendString(honoured, u.spelt)
-		}
-		honoured = append(honoured, ']')
-		names = append(names, "resourceSubscriptions ("+strconv.Itoa(len(uris))+" URIs)")
+		a.subscribe(uris)
 	}
 	summary := "listen: nothing"
-	if len(names) > 0 {
-		summary = "listen: " + strings.Join(names, ", ")
+	if len(a.names) > 0 {
+		summary = "listen: " + strings.Join(a.names, ", ")
 	}
-	return newListener(req.Caller, kinds, uris), append(honoured, '}'), summary, nil
+	return newListener(req.Caller, a.kinds, uris), append(a.honoured, '}'), summary, nil
+}
+
+// listenAsk is what a listen request asks for and the endpoint can
+// deliver, as parse reads it: the kinds, their acknowledgement (an open
+// JSON object) and their names for the record.
+type listenAsk struct {
+	kinds    eventKinds
+	honoured []byte
+	names    []string
+}
+
+// honour adds m, an encoded member, to the acknowledgement.
+func (a *listenAsk) honour(m ...byte) {
+	if len(a.honoured) > 1 {
+		a.honoured = append(a.honoured, ',')
+	}
+	a.honoured = append(a.honoured, m...)
+}
+
+// flags reads the boolean members of params.notifications into a: the
+// kinds asked for (true) and served; the others are left out of the
+// acknowledgement.
+func (l *listenMethods) flags(a *listenAsk, members []jsonwire.Member) *Response {
+	for _, f := range listenFlags {
+		v := jsonwire.Lookup(members, f.name)
+		switch jsonwire.KindOf(v) {
+		case jsonwire.KindNone:
+			continue
+		case jsonwire.KindBool:
+		default:
+			return invalidListen("params.notifications." + f.name + " must be a boolean, not " + jsonwire.KindOf(v).String())
+		}
+		if v[0] != 't' || l.served&f.kind == 0 {
+			continue // not asked for, or not served: left out of the acknowledgement
+		}
+		a.kinds |= f.kind
+		a.names = append(a.names, f.name)
+		a.honour(append(jsonwire.AppendString(nil, f.name), ":true"...)...)
+	}
+	return nil
+}
+
+// subscribe adds the resource subscriptions to a, each URI acknowledged
+// as the client spelt it.
+func (a *listenAsk) subscribe(uris []listenURI) {
+	a.kinds |= kindResourceUpdated
+	b := []byte(`"resourceSubscriptions":[`)
+	for i, u := range uris {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonwire.AppendString(b, u.spelt)
+	}
+	a.honour(append(b, ']')...)
+	a.names = append(a.names, "resourceSubscriptions ("+strconv.Itoa(len(uris))+" URIs)")
 }
 
 // listenURI is one of resourceSubscriptions: as the client spelt it, and
@@ -723,21 +724,21 @@ type listenURI struct{ spelt, normal string }
 // strings (an empty array gives an empty, non-nil list). A URI with no
 // normal form is refused, as resources/read refuses it.
 func listenURIs(raw []byte) ([]listenURI, *Response) {
-	switch kindOf(raw) {
-	case kindNone:
+	switch jsonwire.KindOf(raw) {
+	case jsonwire.KindNone:
 		return nil, nil
-	case kindArray:
+	case jsonwire.KindArray:
 	default:
-		return nil, invalidListen("params.notifications.resourceSubscriptions must be an array of URI strings, not " + kindOf(raw).String())
+		return nil, invalidListen("params.notifications.resourceSubscriptions must be an array of URI strings, not " + jsonwire.KindOf(raw).String())
 	}
 	uris := []listenURI{}
-	for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
-		end := valueEnd(raw, i)
+	for i := jsonwire.SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+		end := jsonwire.ValueEnd(raw, i)
 		v := raw[i:end]
-		u, ok := unquote(v)
+		u, ok := jsonwire.Unquote(v)
 		switch {
 		case !ok:
-			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] must be a string, not " + kindOf(v).String())
+			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] must be a string, not " + jsonwire.KindOf(v).String())
 		case len(u) > maxListenURILength:
 			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] is longer than " + strconv.Itoa(maxListenURILength) + " bytes")
 		case len(uris) == maxListenURIs:
@@ -748,8 +749,8 @@ func listenURIs(raw []byte) ([]listenURI, *Response) {
 			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] is not a URI: " + err.Error())
 		}
 		uris = append(uris, listenURI{spelt: u, normal: n})
-		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+		if i = jsonwire.SkipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = jsonwire.SkipSpace(raw, i+1)
 		}
 	}
 	return uris, nil

@@ -85,7 +85,7 @@ func newListenEnvOver(t *testing.T, proto string, opts *mcpmw.Options) *listenEn
 func newListenEnvFor(t *testing.T, proto string, authn mcpmw.Authenticator, opts *mcpmw.Options, configure ...func(*http.Server)) *listenEnv {
 	t.Helper()
 	e := &listenEnv{reg: &mcpmw.Registry{}, spy: &spy{}}
-	e.reg.Add(testTools()...)
+	e.reg.AddTools(testTools()...)
 	if opts == nil {
 		opts = &mcpmw.Options{Methods: listMethods()}
 	}
@@ -364,7 +364,7 @@ func TestListenAudienceNeedsPermissionToo(t *testing.T) {
 	noop := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		return mcpmw.TextResult(""), nil
 	}
-	e.reg.Add(mcpmw.Tool{Name: "writers_only", Permission: "write", Call: noop})
+	e.reg.AddTools(mcpmw.Tool{Name: "writers_only", Permission: "write", Call: noop})
 	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "read", Audience: "A"}))
 	assert.Equal(t, mcpmw.PromptsListChanged, s.nextEvent(t)["method"], "the one event for A with a permission A holds")
 	e.h.Close()
@@ -425,12 +425,12 @@ func TestListenRegistryChangesOnceAndOnlyAskedFor(t *testing.T) {
 	e.reg.AddPrompts(mcpmw.Prompt{Name: "p1", Permission: "read", Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
 		return mcpmw.PromptResult{}, nil
 	}}) // not asked for by tools
-	e.reg.Add(mcpmw.Tool{Name: "seen", Permission: "read", Call: noop}) // wakes tools
+	e.reg.AddTools(mcpmw.Tool{Name: "seen", Permission: "read", Call: noop}) // wakes tools
 	assert.Equal(t, mcpmw.ToolsListChanged, tools.nextEvent(t)["method"])
 	got := []any{both.nextEvent(t)["method"], both.nextEvent(t)["method"]}
 	assert.ElementsMatch(t, []any{mcpmw.PromptsListChanged, mcpmw.ToolsListChanged}, got)
 
-	e.reg.Add(mcpmw.Tool{Name: "unseen", Permission: "write", Call: noop}) // wakes both; neither may see it
+	e.reg.AddTools(mcpmw.Tool{Name: "unseen", Permission: "write", Call: noop}) // wakes both; neither may see it
 	ctx := t.Context()
 	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read"}))
 	require.NoError(t, e.h.Publish(ctx, mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "read"}))
@@ -484,12 +484,12 @@ func TestListenHearsRegistryChanges(t *testing.T) {
 	noop := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		return mcpmw.TextResult(""), nil
 	}
-	e.reg.Add(mcpmw.Tool{Name: "admin_only", Permission: "admin", Call: noop}) // reader may not see it
-	e.reg.Add(mcpmw.Tool{Name: "new_one", Permission: "read", Call: noop})
+	e.reg.AddTools(mcpmw.Tool{Name: "admin_only", Permission: "admin", Call: noop}) // reader may not see it
+	e.reg.AddTools(mcpmw.Tool{Name: "new_one", Permission: "read", Call: noop})
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`, s.next(t))
-	assert.Equal(t, 0, e.reg.Remove("no_such_tool"))
-	e.reg.Remove("admin_only")
-	assert.Equal(t, 1, e.reg.Remove("new_one"))
+	assert.Equal(t, 0, e.reg.RemoveTools("no_such_tool"))
+	e.reg.RemoveTools("admin_only")
+	assert.Equal(t, 1, e.reg.RemoveTools("new_one"))
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`, s.next(t))
 	assert.Zero(t, notified.published.Load(), "registry changes are this instance's own: not sent through the Notifier")
 }
@@ -627,7 +627,7 @@ func TestListenEndsAfterItsMaxLifetime(t *testing.T) {
 func TestListenCloseOnShutdown(t *testing.T) {
 	t.Parallel()
 	reg := &mcpmw.Registry{}
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	a := &spy{}
 	h := mcpmw.New(reg, listenAuthn, a, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -669,7 +669,7 @@ func TestListenCloseOnShutdown(t *testing.T) {
 // parallel, so that other tests' goroutines do not move the count.
 func TestListenClientDisconnectFreesTheStream(t *testing.T) {
 	reg := &mcpmw.Registry{}
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	h := mcpmw.New(reg, listenAuthn, &spy{}, &mcpmw.Options{ListenKeepAlive: -1})
 	defer h.Close()
 	var active atomic.Int32
@@ -802,7 +802,7 @@ func published(t *testing.T, h *mcpmw.Handler, n int, ev mcpmw.Event) {
 func TestListenSlowListenerIsToldOnce(t *testing.T) {
 	t.Parallel()
 	reg := &mcpmw.Registry{}
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	a := &spy{}
 	h := mcpmw.New(reg, listenAuthn, a, &mcpmw.Options{ListenKeepAlive: -1})
 	ev := mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}
@@ -837,7 +837,7 @@ func TestListenAnotherTenantsBurstLeavesAStreamAlone(t *testing.T) {
 		t.Run(burst.Method, func(t *testing.T) {
 			t.Parallel()
 			reg := &mcpmw.Registry{}
-			reg.Add(testTools()...)
+			reg.AddTools(testTools()...)
 			a := &spy{}
 			h := mcpmw.New(reg, listenAuthn, a, &mcpmw.Options{ListenKeepAlive: -1, Methods: listMethods()})
 			own := mcpmw.Event{Method: burst.Method, URI: burst.URI, Permission: "read", Audience: "B"}
@@ -946,7 +946,7 @@ func TestListenAnotherTenantsBurstOverTheWire(t *testing.T) {
 	}
 }
 
-// 200 Registry.Add calls while a listener is busy give it a bounded number
+// 200 Registry.AddTools calls while a listener is busy give it a bounded number
 // of tools/list_changed: at least one, at most one more than it was
 // writing, and its stream stays open. (Registry changes are checked on the
 // stream's own goroutine: the Registry tells the hub under its lock.)
@@ -973,14 +973,14 @@ func TestListenRegistryBurstIsCoalesced(t *testing.T) {
 			go func() {
 				defer close(added)
 				for i := range 200 {
-					e.reg.Add(mcpmw.Tool{Name: fmt.Sprintf("new_%d", i), Permission: "read", Call: noop})
+					e.reg.AddTools(mcpmw.Tool{Name: fmt.Sprintf("new_%d", i), Permission: "read", Call: noop})
 				}
 			}()
 			c.waitHeld()
 			select {
 			case <-added:
 			case <-time.After(2 * time.Second):
-				t.Fatal("Registry.Add waited for a listener")
+				t.Fatal("Registry.AddTools waited for a listener")
 			}
 			close(c.release)
 			assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"])
@@ -1173,7 +1173,7 @@ func TestListenDispatchedWithoutItsStream(t *testing.T) {
 	logs := &syncBuffer{}
 	rec := &spy{}
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	h := mcpmw.New(&reg, listenAuthn, rec, &mcpmw.Options{Logger: newTextLogger(logs), Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{fresh}})
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`))

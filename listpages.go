@@ -2,19 +2,18 @@ package mcpmw
 
 import (
 	"encoding/binary"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
 
-// What a caller sees in tools/list (or prompts/list) depends only on which
+// What a caller sees in tools/list (prompts/list, resources/templates/list)
+// depends only on which
 // of the registry's permissions it holds, so the handler asks Caller.Can
 // once per distinct permission (not once per entry), and the encoded page
 // for that set is built once and then reused byte for byte. The cost of a
 // list is then independent of how many entries are registered, and a page
-// is written without being re-encoded. Tools and prompts share this code,
-// and entries say, through listEntry, what guards them and how they are
+// is written without being re-encoded. Tools, prompts and resource
+// templates share this code, and the one pager (pager.go); entries say, through listEntry, what guards them and how they are
 // encoded.
 //
 // A page is shaped by the registry's entries (one snapshot of its table),
@@ -25,15 +24,16 @@ import (
 // snapshot and started afresh for the next; its key is the rest: the
 // revision, the offset and the permission bits (pageKey).
 
-// A listEntry is one registered tool or prompt as a list sees it: the index
+// A listEntry is one registered tool, prompt or template as a list sees it: the index
 // of its permission in its table's perms, and its definition encoded for
 // a revision.
 type listEntry interface {
 	listed(rev revision) (permIndex int, enc []byte)
 }
 
-func (e *entry) listed(rev revision) (int, []byte)       { return e.permIndex, e.enc[rev] }
-func (e *promptEntry) listed(rev revision) (int, []byte) { return e.permIndex, e.enc[rev] }
+func (e *entry) listed(rev revision) (int, []byte)         { return e.permIndex, e.enc[rev] }
+func (e *promptEntry) listed(rev revision) (int, []byte)   { return e.permIndex, e.enc[rev] }
+func (e *templateEntry) listed(rev revision) (int, []byte) { return e.permIndex, e.enc[rev] }
 
 // page is one encoded list result.
 type page struct {
@@ -43,7 +43,7 @@ type page struct {
 }
 
 // pageCache holds one Handler's pages of one snapshot of a table
-// (toolTable, promptTable). It is bounded: when full it starts over, which
+// (toolTable, promptTable, a resourceTable's templates). It is bounded: when full it starts over, which
 // costs one rebuild per distinct visible set.
 type pageCache struct {
 	mu    sync.RWMutex
@@ -120,24 +120,30 @@ func pageKey(dst []byte, perms []Permission, c Caller, rev revision, off int) []
 // prefix of length at) grants permission index i.
 func allowed(key []byte, at, i int) bool { return key[at+i/8]&(1<<(i%8)) != 0 }
 
-// pageFormat is what a list page is made of besides its entries: the
-// page size and the 2026-07-28 envelope fields.
-type pageFormat struct {
-	size       int
-	ttlMs      int64
-	serverMeta []byte
+// listCatalogue answers a request for the list of kind whose entries are
+// the catalogue c (one snapshot of a table): the page its cursor names,
+// from this Handler's cache of c's pages, pages.
+func listCatalogue[E interface {
+	catalogued
+	listEntry
+}](req *Request, kind listKind, f pageFormat, c *catalogue[E], pages *listPages[E]) *Response {
+	off, resp := listCursor(req, kind)
+	if resp != nil {
+		return resp
+	}
+	return cachedPage(f, kind, c.list, c.perms, pages.of(c), req.Caller, req.revision(), off)
 }
 
-// cachedPage answers a list request (tools/list: member "tools") for caller
-// at offset off: the cached page of the entries of list the caller's
-// permissions show, built on first use. perms are list's table's, and
-// pages the cache of that table's pages in format f.
-func cachedPage[E listEntry](f pageFormat, member string, list []E, perms []Permission, pages *pageCache, caller Caller, rev revision, off int) *Response {
+// cachedPage answers a list request of kind (tools/list: toolsList) for
+// caller at offset off: the cached page of the entries of list the
+// caller's permissions show, built on first use. perms are list's
+// table's, and pages the cache of that table's pages in format f.
+func cachedPage[E listEntry](f pageFormat, kind listKind, list []E, perms []Permission, pages *pageCache, caller Caller, rev revision, off int) *Response {
 	var keyBuf [64]byte
 	key := pageKey(keyBuf[:0], perms, caller, rev, off)
 	p := pages.get(key)
 	if p == nil {
-		if p = buildPage(f, member, list, key, rev, off); p.err != nil {
+		if p = buildPage(f, kind, list, key, rev, off); p.err != nil {
 			return p.err
 		}
 		pages.put(key, p)
@@ -146,56 +152,24 @@ func cachedPage[E listEntry](f pageFormat, member string, list []E, perms []Perm
 }
 
 // buildPage encodes the page the key describes.
-func buildPage[E listEntry](f pageFormat, member string, list []E, key []byte, rev revision, off int) *page {
+func buildPage[E listEntry](f pageFormat, kind listKind, list []E, key []byte, rev revision, off int) *page {
 	_, n := binary.Uvarint(key[1:])
 	at := 1 + n
-	var picked [][]byte
-	seen, next := 0, -1
 	size := 0
 	for _, e := range list {
-		permIndex, enc := e.listed(rev)
-		if !allowed(key, at, permIndex) {
-			continue
-		}
-		if seen < off {
-			seen++
-			continue
-		}
-		if len(picked) == f.size {
-			next = off + len(picked)
-			break
-		}
-		picked = append(picked, enc)
+		_, enc := e.listed(rev)
 		size += len(enc) + 1
 	}
-	if seen < off {
-		return &page{err: ErrorResponse(CodeInvalidParams, "Invalid params: cursor is past the end of the list; list again without a cursor")}
-	}
-	dst := make([]byte, 0, size+96+len(member)+len(f.serverMeta))
-	if rev.envelope() {
-		dst = append(dst, `{"resultType":"complete",`...)
-	} else {
-		dst = append(dst, '{')
-	}
-	dst = appendString(dst, member)
-	dst = append(dst, ":["...)
-	for i, enc := range picked {
-		if i > 0 {
-			dst = append(dst, ',')
+	p := newPager(kind, f, rev, off, min(size, 64<<10))
+	for _, e := range list {
+		permIndex, enc := e.listed(rev)
+		if allowed(key, at, permIndex) && p.add(enc) {
+			break
 		}
-		dst = append(dst, enc...)
 	}
-	dst = append(dst, ']')
-	if next >= 0 {
-		dst = append(dst, `,"nextCursor":`...)
-		dst = appendString(dst, encodeListCursor(member+":", next))
+	resp := p.close()
+	if resp.Error != nil {
+		return &page{err: resp}
 	}
-	if rev.envelope() {
-		dst = append(dst, `,"ttlMs":`...)
-		dst = strconv.AppendInt(dst, f.ttlMs, 10)
-		dst = append(dst, `,"cacheScope":"private",`...)
-		dst = append(dst, f.serverMeta...)
-	}
-	dst = append(dst, '}')
-	return &page{body: dst, summary: "listed " + strconv.Itoa(len(picked)) + " " + strings.TrimSuffix(member, "s") + plural(len(picked))}
+	return &page{body: resp.Result, summary: resp.Summary}
 }

@@ -21,7 +21,7 @@ import (
 func TestListPagesAreEachHandlersOwn(t *testing.T) {
 	t.Parallel()
 	reg := testResources()
-	reg.Add(testTools()[:3]...)
+	reg.AddTools(testTools()[:3]...)
 	reg.AddPrompts(testPrompts()[0], testPrompts()[2])
 	type endpoint struct {
 		name     string

@@ -240,7 +240,7 @@ func runLoad(t *testing.T, d time.Duration) (*loadCounts, *loadAuditor) {
 // and wait, not write_it; wait blocks until its client goes away.
 func loadHandler(audit mcpmw.Auditor) http.Handler {
 	var reg mcpmw.Registry
-	reg.Add(
+	reg.AddTools(
 		mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
 			Call: func(_ context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
 				msg := a.String("message")

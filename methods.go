@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A Method is one JSON-RPC method an endpoint serves. The built-in methods
@@ -41,13 +43,22 @@ type Method struct {
 	// before the answer, when the client asked for them. Without it they
 	// are dropped and the answer is plain JSON.
 	Streams bool
+	// Lifetime says how long the answer to a request lasts: the zero
+	// value, LifetimeCall, for an answer decided when Handle returns;
+	// LifetimeStream for an event stream that outlives the request's
+	// audit record (see Lifetime).
+	Lifetime Lifetime
 	// Target, when set, finds what a request acts on (a tool, a prompt, a
 	// resource) before anything else is done with it, so that the caller's
 	// permission for it is checked first and the request's headers are
 	// checked against it: a caller that may not use the target gets 403
 	// and learns nothing else about it. It returns the target, or the
 	// answer to a request whose target cannot be found (e.g. -32602 for an
-	// unknown tool).
+	// unknown tool). It is called once per request, as soon as the
+	// request is read, so that its audit record names the target (the
+	// Target's Name, or the refusal's Target) even when a rule of the
+	// revision refuses the request before the gate: it must only find,
+	// and never act.
 	Target func(req *Request) (*Target, *Response)
 	// Handle answers a request that has passed every check. It is called
 	// through Options.Middleware.
@@ -59,16 +70,48 @@ type Method struct {
 	// resources subscribe) on 2026-07-28 only, the one revision with a
 	// stream to deliver them on.
 	extends map[string]map[string]any
-	// listens marks subscriptions/listen: its answer is a long-lived event
-	// stream, recorded when it opens (listen.go).
-	listens bool
 	// quick marks a built-in method that runs no application code beyond
 	// Caller.Can and never waits: a legacy notifications/cancelled has
 	// nothing of it to stop, so its calls are not registered in flight.
 	// Every other method (an application's own Methods included) can be
 	// cancelled (see Handler.call).
 	quick bool
+	// arguments, when set, marks a method whose target is a tool
+	// (tools/call): its record names the target as the Tool too and
+	// carries params.arguments, with the values redacted that the
+	// redaction arguments returns for the tool named reaches (and, when a
+	// middleware pointed the request at another tool, that tool's too).
+	arguments func(tool string) *redaction
+	// sessionID marks legacy initialize: with Options.LegacySessionIDs
+	// its answer carries a random Mcp-Session-Id.
+	sessionID bool
 }
+
+// A Lifetime is how long the answer to a request of a Method lasts, and so
+// when the request's audit record is made.
+type Lifetime uint8
+
+const (
+	// LifetimeCall is the default: the answer (one JSON response, or with
+	// Streams the call's notifications, then its response) is decided
+	// when Handle returns, and the record is made then, before the answer
+	// is written.
+	LifetimeCall Lifetime = iota
+	// LifetimeStream makes the answer an event stream that outlives the
+	// request's record: a subscription (subscriptions/listen) or the
+	// notifications of work that goes on, open for minutes or hours. Its
+	// record must say when and how it was opened rather than wait for an
+	// end that may never come. The handler refuses a request whose Accept header rules out
+	// text/event-stream with 406, and every request with 503 once
+	// Handler.Close was called, before Handle runs; it opens the stream,
+	// and reads the body to its end so that the request's context ends
+	// when the client goes. Handle returns the Response the record is made
+	// of, with Then set to what serves the stream: the handler makes the
+	// record, then calls Then, and sends the Response it returns as the
+	// stream's last event. A Response without Then is the answer, as for
+	// LifetimeCall.
+	LifetimeStream
+)
 
 // A Target is what a request acts on, as a Method's Target func finds it:
 // its name for the audit record, the permission a caller needs, and what
@@ -89,6 +132,11 @@ type Target struct {
 
 	params       []headerParam // arguments mirrored in Mcp-Param-* headers (tools)
 	requiredData []byte        // the -32021 data for RequiredClientCapabilities
+	// found is what the built-in Target func found, for its method's
+	// handler (the tool's entry, the prompt's, the resource's or the
+	// template's with the URI's values), so that the target is looked up
+	// once per request; nil in a Target an application's Method builds.
+	found any
 }
 
 // kind is t.Kind, or "target" when it is empty.
@@ -197,56 +245,143 @@ func (m *Method) has(v revision) bool {
 	return false
 }
 
-// route finds the method of a request (not a notification), or answers
-// -32601: for a method the table does not have, or that the request's
-// revision does not have.
-func (t *methodTable) route(req *Request) (*Method, *Response) {
+// A route is where the method table sends a request: its method and
+// what the method's Target func found, looked up once, right after the
+// request was parsed, so that the record names what a request acted on
+// even when the revision's rules refuse it. The refusals wait their turn:
+// serve answers them in the suite's order, after checkRevision.
+type route struct {
+	method   *Method   // nil when the table (or the revision) does not have it
+	notFound *Response // -32601 for a request (not a notification) of such a method
+	target   *Target   // what method.Target found, if it has one
+	missed   *Response // what method.Target answered instead
+}
+
+// route finds the method of req and, when it has a Target func, its
+// target. A request (not a notification) of a method the table does not
+// have, or that the request's revision does not have, gets -32601; a
+// notification of one has no method, and the dispatcher accepts it.
+func (t *methodTable) route(req *Request) route {
 	m := t.byName[req.Method]
-	if m == nil {
+	var r route
+	if m != nil && m.Target != nil {
+		r.target, r.missed = m.Target(req)
+	}
+	switch resp := notServed(req, m); {
+	case resp == nil:
+		r.method = m
+	case !req.IsNotification():
+		r.notFound = resp
+	}
+	return r
+}
+
+// notServed is the -32601 to a request of m, when the table does not
+// have the method (m is nil) or the request's revision does not have it;
+// nil when m serves it.
+func notServed(req *Request, m *Method) *Response {
+	switch {
+	case m != nil && m.has(req.revision()):
+		return nil
+	case m == nil:
 		why := ""
 		if c := mcpCapability(req.Method); c != "" {
 			why = " (this server does not offer " + c + ")"
 		}
-		return nil, methodNotFound(req, why)
+		return methodNotFound(req, why)
+	case req.revision().legacy():
+		return methodNotFound(req, " (it belongs to "+LatestVersion+"; this request speaks "+req.Version+")")
+	default:
+		return methodNotFound(req, " (removed in "+LatestVersion+")")
 	}
-	if v := req.revision(); !m.has(v) {
-		if v.legacy() {
-			return nil, methodNotFound(req, " (it belongs to "+LatestVersion+"; this request speaks "+req.Version+")")
-		}
-		return nil, methodNotFound(req, " (removed in "+LatestVersion+")")
-	}
-	return m, nil
 }
 
-// Dispatch runs the method of req, after Options.Middleware: it looks the
-// method up again, since a middleware may have rewritten the request.
+// Dispatch runs the method of req, after Options.Middleware: the one the
+// handler routed it to, when the request still names it. A middleware
+// that rewrote the method (or dispatched a request of its own, with a
+// context of its own) gets the method the request now names, routed
+// here, whose handler then finds and gates its target itself (see
+// gatedTarget): nothing the gate checked holds for another method.
 func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
-	if req.IsNotification() {
-		if m := t.byName[req.Method]; m != nil && m.has(req.revision()) {
-			return m.Handle(ctx, req)
-		}
-		return accepted(capEcho(req.Method))
+	if info := callFrom(ctx); info != nil && info.method != nil && info.method.Name == req.Method {
+		return info.method.Handle(ctx, req)
 	}
-	m, refusal := t.route(req)
-	if refusal != nil {
-		return refusal
+	m := t.byName[req.Method]
+	if resp := notServed(req, m); resp != nil {
+		if req.IsNotification() {
+			return accepted(capEcho(req.Method))
+		}
+		return resp
 	}
 	return m.Handle(ctx, req)
 }
 
-// admitTarget finds the request's target and checks, in this order, that
+// gatedTarget returns the target of req for the handler of a method whose
+// Target func is find. It is the one re-check after Options.Middleware,
+// shared by every method with a target: when req is still the request the
+// handler admitted (the same method, the same params), it is the target
+// the gate admitted, looked up once. Otherwise a middleware has rewritten
+// the request (or the method runs without the gate, as for a
+// notification): the target is found again and the caller's permission
+// for it and the client's capabilities checked here, as the gate would
+// have (the list is a courtesy; the call check is the gate).
+func gatedTarget(ctx context.Context, req *Request, find func(*Request) (*Target, *Response)) (*Target, *Response) {
+	if info := callFrom(ctx); info != nil && info.admits(req) {
+		return info.target, nil
+	}
+	t, resp := find(req)
+	if resp != nil {
+		return nil, resp
+	}
+	if !req.Caller.Can(t.Permission) {
+		return nil, deniedResponse(t)
+	}
+	if resp := clientCapabilityError(t, req); resp != nil {
+		return nil, resp
+	}
+	return t, nil
+}
+
+// nameAndArguments reads what a request of method for a kind's entry
+// named by params.name (tools/call, prompts/get) must carry: the name, as
+// a string, and arguments that are absent, null or an object (what they
+// must be, argsMust, says so in the -32602).
+func nameAndArguments(req *Request, method, kind, argsMust string) (string, *Response) {
+	name, ok := req.StringParam("name")
+	if !ok {
+		return "", ErrorResponse(CodeInvalidParams, "Invalid params: "+method+" needs params.name, the "+kind+"'s name as a string")
+	}
+	switch args := req.Param("arguments"); jsonwire.KindOf(args) {
+	case jsonwire.KindNone, jsonwire.KindNull, jsonwire.KindObject:
+		return name, nil
+	default:
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be "+argsMust+", not "+jsonwire.KindOf(args).String())
+		resp.Target = capEcho(name)
+		return "", resp
+	}
+}
+
+// unknownTarget is the -32602 to a request naming no registered entry of
+// kind; the record names what it named (capped).
+func unknownTarget(kind, name string) *Response {
+	resp := ErrorResponse(CodeInvalidParams, "Unknown "+kind+": "+capEcho(name))
+	resp.Target = capEcho(name)
+	return resp
+}
+
+// admitTarget takes the request's target, as route found it, and checks, in this order, that
 // the caller may use it, that the Mcp-Param-* headers mirror its
 // arguments, and that the client declared what it needs. The permission
 // comes first: a caller that may not use the target learns nothing about
 // it beyond the 403.
-func admitTarget(req *Request, m *Method, resourceMetadata string) (*Target, *answer) {
-	if m.Target == nil {
+func admitTarget(req *Request, rt route, resourceMetadata string) (*Target, *answer) {
+	if rt.method.Target == nil {
 		return nil, nil
 	}
-	target, resp := m.Target(req)
-	if resp != nil {
-		return nil, &answer{resp: resp}
+	if rt.missed != nil {
+		return nil, &answer{resp: rt.missed}
 	}
+	target := rt.target
 	if !req.Caller.Can(target.Permission) {
 		return nil, deniedAnswer(target, resourceMetadata)
 	}

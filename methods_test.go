@@ -2,9 +2,13 @@ package mcpmw_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,4 +80,55 @@ func TestMethodSettingsConflicts(t *testing.T) {
 	modernOnly.Revisions = []string{mcpmw.LatestVersion}
 	legacyOnly.Revisions = []string{mcpmw.Version20251125}
 	assert.NotPanics(t, build(modernOnly, legacyOnly), "each revision declares its own")
+}
+
+// A Method whose Lifetime is LifetimeStream answers with an event stream
+// that outlives its record, over HTTP/1.1 and HTTP/2: the record is made
+// from the Response Handle returns, before Then runs, and Then's Response
+// is the stream's last event. A client that rules out an event stream is
+// refused with 406 and, once the Handler is closed, every request with
+// 503, before Handle runs. Then in the Response of any other method is
+// the method's mistake.
+func TestLifetimeStreamRecordsWhenTheStreamOpens(t *testing.T) {
+	t.Parallel()
+	var handled atomic.Int32
+	recorded := make(chan mcpmw.CallRecord, 4)
+	audit := mcpmw.AuditFunc(func(_ context.Context, rec mcpmw.CallRecord) { recorded <- rec })
+	watch := mcpmw.Method{Name: "watch/things", Revisions: []string{mcpmw.LatestVersion}, Lifetime: mcpmw.LifetimeStream,
+		Handle: func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			handled.Add(1)
+			return &mcpmw.Response{Summary: "watching", Then: func(ctx context.Context) *mcpmw.Response {
+				select { // the record is made before the stream is served
+				case rec := <-recorded:
+					return mcpmw.ResultResponse(map[string]string{"opened": rec.Summary})
+				case <-time.After(5 * time.Second):
+					return mcpmw.ResultResponse(map[string]string{"opened": "never"})
+				}
+			}}
+		}}
+	wrong := mcpmw.Method{Name: "wrong/then", Revisions: []string{mcpmw.LatestVersion},
+		Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response {
+			return &mcpmw.Response{Then: func(context.Context) *mcpmw.Response { panic("Then must not run") }}
+		}}
+	h := mcpmw.New(nil, tokenAuthn, audit, &mcpmw.Options{Methods: []mcpmw.Method{watch, wrong}})
+	for _, proto := range protocols {
+		srv, client := serveOver(t, proto, h)
+		resp := postOver(t.Context(), t, client, proto, srv.URL, "reader",
+			`{"jsonrpc":"2.0","id":1,"method":"watch/things","params":{`+meta26+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "watch/things")
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode, proto)
+		assert.Contains(t, string(body), `"opened":"watching"`, "%s: the record came first: %s", proto, body)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modern("2", "watch/things", "", "Accept", "application/json"))
+	assert.Equal(t, http.StatusNotAcceptable, w.Code)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("3", "wrong/then", ""))
+	assert.Equal(t, http.StatusInternalServerError, w.Code, w.Body.String())
+	h.Close()
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, modern("4", "watch/things", ""))
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.EqualValues(t, 2, handled.Load(), "406 and 503 come before Handle")
 }

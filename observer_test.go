@@ -50,7 +50,7 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 	t.Parallel()
 	var seen any
 	var reg mcpmw.Registry
-	reg.Add(append(testTools(), mcpmw.Tool{Name: "ctx", Description: "d", Permission: "read",
+	reg.AddTools(append(testTools(), mcpmw.Tool{Name: "ctx", Description: "d", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			seen = ctx.Value(spanKey{})
 			return mcpmw.TextResult("ok"), nil
@@ -109,7 +109,7 @@ func TestObserverPanicIsContained(t *testing.T) {
 	logs := &syncBuffer{}
 	a := &spy{}
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Observer: panicky{}, Logger: newTextLogger(logs)})
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("1", "tools/list", ""))
@@ -128,7 +128,7 @@ func (panicky) Done(context.Context, *http.Request, *mcpmw.Request, mcpmw.CallRe
 func TestResourceMetadataInChallenges(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	const url = "https://api.example.com/.well-known/oauth-protected-resource/mcp"
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{ResourceMetadata: url})
 	w := httptest.NewRecorder()

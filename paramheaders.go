@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // On 2026-07-28 a tool may ask clients to mirror some arguments in HTTP
@@ -131,20 +133,20 @@ func checkParamHeaders(t *Target, req *Request) *answer {
 		return nil
 	}
 	args, h, required := req.param("arguments"), req.Header, req.revision().requiresHeaders()
-	var ms []member
+	var ms []jsonwire.Member
 	for _, p := range t.params {
 		val := args
 		for _, name := range p.path {
 			var ok bool
-			if ms, ok = objectMembers(val, ms[:0]); !ok {
+			if ms, ok = jsonwire.ObjectMembers(val, ms[:0]); !ok {
 				val = nil
 				break
 			}
-			val = lookup(ms, name)
+			val = jsonwire.Lookup(ms, name)
 		}
 		where := "arguments." + strings.Join(p.path, ".")
 		vals := h[p.header]
-		bodyPresent := kindOf(val) != kindNone && kindOf(val) != kindNull
+		bodyPresent := jsonwire.KindOf(val) != jsonwire.KindNone && jsonwire.KindOf(val) != jsonwire.KindNull
 		switch {
 		case len(vals) > 1:
 			return headerError(p.header + " appears more than once")
@@ -175,22 +177,22 @@ func checkParamHeaders(t *Target, req *Request) *answer {
 func paramMatches(typ, header string, body []byte) bool {
 	switch typ {
 	case "string":
-		s, ok := unquote(body)
+		s, ok := jsonwire.Unquote(body)
 		return ok && s == header
 	case "integer":
 		hb := []byte(header)
-		if kindOf(body) != kindNumber || kindOf(hb) != kindNumber || !json.Valid(hb) {
+		if jsonwire.KindOf(body) != jsonwire.KindNumber || jsonwire.KindOf(hb) != jsonwire.KindNumber || !json.Valid(hb) {
 			return false // the header must be a JSON number, as the body is
 		}
-		b, exact, integral := parseInt(body)
-		h, hexact, hintegral := parseInt(hb)
+		b, exact, integral := jsonwire.ParseInt(body)
+		h, hexact, hintegral := jsonwire.ParseInt(hb)
 		if exact && hexact {
 			return integral && hintegral && b == h
 		}
 		// Beyond int64: compare exactly, for numbers of sane size.
-		return integral && hintegral && bigIntegersEqual(body, hb)
+		return integral && hintegral && jsonwire.BigIntegersEqual(body, hb)
 	case "boolean":
-		return kindOf(body) == kindBool && header == string(body)
+		return jsonwire.KindOf(body) == jsonwire.KindBool && header == string(body)
 	}
 	return false
 }

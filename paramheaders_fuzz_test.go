@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // paramSchema annotates a string, an integer, a boolean and a nested string.
@@ -48,7 +50,7 @@ func FuzzParamHeaders(f *testing.F) {
 		f.Fatalf("headerParams found %d annotations, want 4", len(params))
 	}
 	f.Fuzz(func(t *testing.T, args []byte, present uint8, project, n, b, inner string) {
-		if !json.Valid(args) || kindOf(args[skipSpace(args, 0):]) != kindObject {
+		if !json.Valid(args) || jsonwire.KindOf(args[jsonwire.SkipSpace(args, 0):]) != jsonwire.KindObject {
 			return // the handler refuses these before any header check
 		}
 		h := http.Header{}
@@ -99,8 +101,8 @@ func FuzzParamHeaders(f *testing.F) {
 func refPath(doc []byte, path []string) (v json.RawMessage, dup bool) {
 	v = doc
 	for _, name := range path {
-		if ms, ok := objectMembers(v, nil); ok {
-			_, d := duplicateKey(ms)
+		if ms, ok := jsonwire.ObjectMembers(v, nil); ok {
+			_, d := jsonwire.DuplicateKey(ms)
 			dup = dup || d
 		}
 		var m map[string]json.RawMessage

@@ -37,7 +37,7 @@ func TestParamHeaderAnnotationsAtRegistration(t *testing.T) {
 			t.Parallel()
 			var reg mcpmw.Registry
 			add := func() {
-				reg.Add(mcpmw.Tool{Name: "t", Permission: "read", InputSchema: json.RawMessage(tt.schema), Call: noop})
+				reg.AddTools(mcpmw.Tool{Name: "t", Permission: "read", InputSchema: json.RawMessage(tt.schema), Call: noop})
 			}
 			if tt.panic == "" {
 				assert.NotPanics(t, add)
@@ -53,7 +53,7 @@ func TestParamHeaderAnnotationsAtRegistration(t *testing.T) {
 func TestParamHeadersAtCallTime(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "ticket", Description: "d", Permission: "read", Call: noop,
+	reg.AddTools(mcpmw.Tool{Name: "ticket", Description: "d", Permission: "read", Call: noop,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"project":{"type":"string","x-mcp-header":"Project"},"n":{"type":"integer","x-mcp-header":"N"},"urgent":{"type":"boolean","x-mcp-header":"Urgent"},"meta":{"type":"object","properties":{"team":{"type":"string","x-mcp-header":"Team"}}}}}`)})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	for _, tt := range []struct {
@@ -125,7 +125,7 @@ func TestRoutingHeadersCheckedOnEveryRevision(t *testing.T) {
 	t.Parallel()
 	ran := make(chan string, 16)
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "route", Description: "d", Permission: "read",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`),
 		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			ran <- args.OptString("region", "")
@@ -186,7 +186,7 @@ func TestRoutingHeadersCheckedOnEveryRevision(t *testing.T) {
 func TestDeniedCallerLearnsNothingFromParamHeaders(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "secret", Description: "d", Permission: "write", Call: noop, RequiredClientCapabilities: []string{"sampling"},
+	reg.AddTools(mcpmw.Tool{Name: "secret", Description: "d", Permission: "write", Call: noop, RequiredClientCapabilities: []string{"sampling"},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"account":{"type":"string","x-mcp-header":"Account"}}}`)})
 	a := &spy{}
 	h := mcpmw.New(&reg, tokenAuthn, a, nil)
@@ -220,7 +220,7 @@ func TestParamHeaderAndToolReadTheSameValue(t *testing.T) {
 	}
 	got := make(chan string, 4)
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "route", Description: "d", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "route", Description: "d", Permission: "read",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"o":{"type":"object","properties":{"team":{"type":"string","x-mcp-header":"Team"}}}}}`),
 		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			var in input
@@ -267,9 +267,9 @@ func TestParamHeaderAndToolReadTheSameValue(t *testing.T) {
 func TestRequiredClientCapabilities(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "ask", Description: "d", Permission: "read", RequiredClientCapabilities: []string{"elicitation.form", "sampling.tools"}, Call: noop})
+	reg.AddTools(mcpmw.Tool{Name: "ask", Description: "d", Permission: "read", RequiredClientCapabilities: []string{"elicitation.form", "sampling.tools"}, Call: noop})
 	assert.Panics(t, func() {
-		reg.Add(mcpmw.Tool{Name: "bad", Permission: "read", RequiredClientCapabilities: []string{"sampling."}, Call: noop})
+		reg.AddTools(mcpmw.Tool{Name: "bad", Permission: "read", RequiredClientCapabilities: []string{"sampling."}, Call: noop})
 	})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	for _, tt := range []struct {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // promptMethods serves prompts/list and prompts/get from a Registry.
 type promptMethods struct {
-	asking   *asking // rounds of asking the client (Ask)
+	rounds   *rounds // rounds of asking the client (Ask)
 	reg      *Registry
 	pageSize int
 	ttl      time.Duration
@@ -30,65 +32,41 @@ func (p *promptMethods) methods() []Method {
 // list answers prompts/list with the prompts the caller may use, in
 // registration order, one page at a time, like tools/list.
 func (p *promptMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, "prompts:")
-	if resp != nil {
-		return resp
-	}
 	f := pageFormat{size: p.pageSize, ttlMs: p.ttl.Milliseconds(), serverMeta: p.ad.serverMeta}
-	tab := p.reg.promptTable()
-	return cachedPage(f, "prompts", tab.list, tab.perms, p.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
+	return listCatalogue(req, promptsList, f, &p.reg.promptTable().catalogue, &p.pages)
 }
 
-// target finds the prompt a prompts/get names.
+// target finds the prompt a prompts/get names, once its name is read
+// and its arguments found to be an object. Nothing here depends on the
+// prompt: the arguments are checked against it only once the caller is
+// admitted.
 func (p *promptMethods) target(req *Request) (*Target, *Response) {
-	e, resp := p.find(req)
+	name, resp := nameAndArguments(req, "prompts/get", "prompt", "an object of strings")
 	if resp != nil {
-		return nil, resp
-	}
-	return &e.target, nil
-}
-
-// find reads a prompts/get's name, checks that its arguments are an
-// object, and looks the prompt up. Nothing here depends on the prompt: the
-// arguments are checked against it only once the caller is admitted.
-func (p *promptMethods) find(req *Request) (*promptEntry, *Response) {
-	name, ok := req.StringParam("name")
-	if !ok {
-		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: prompts/get needs params.name, the prompt's name as a string")
-	}
-	switch args := req.Param("arguments"); kindOf(args) {
-	case kindNone, kindNull, kindObject:
-	default:
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object of strings, not "+kindOf(args).String())
-		resp.Target = capEcho(name)
 		return nil, resp
 	}
 	e := p.reg.promptTable().byKey[name]
 	if e == nil {
-		resp := ErrorResponse(CodeInvalidParams, "Unknown prompt: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return nil, resp
+		return nil, unknownTarget("prompt", name)
 	}
-	return e, nil
+	return &e.target, nil
 }
 
 // get answers prompts/get: read the arguments, run Get, encode the
 // messages. The handler checked the caller's permission for the prompt
-// before the middleware ran; when a middleware has since pointed the
-// request at another prompt, that one is checked here.
+// before the middleware ran; when a middleware has since rewritten the
+// request, its prompt is checked here (gatedTarget).
 func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
-	e, resp := p.find(req)
+	target, resp := gatedTarget(ctx, req, p.target)
 	if resp != nil {
 		return resp
 	}
-	if admittedTarget(ctx) != &e.target && !req.Caller.Can(e.Permission) {
-		return deniedResponse(&e.target)
-	}
+	e := target.found.(*promptEntry)
 	args, resp := promptArgs(e, req.Param("arguments"))
 	if resp != nil {
 		return resp
 	}
-	ctx, rnd, resp := p.asking.begin(ctx, req, e.Name)
+	ctx, rnd, resp := p.rounds.begin(ctx, req, e.Name)
 	if resp != nil {
 		return resp
 	}
@@ -96,7 +74,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	if ctx.Err() != nil {
 		return clientGone(ctx, e.Name)
 	}
-	if resp, asked := p.asking.inputRequired(req, e.Name, rnd, err); asked {
+	if resp, asked := p.rounds.inputRequired(req, target, rnd, err); asked {
 		return resp
 	}
 	if err != nil {
@@ -104,9 +82,7 @@ func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	}
 	body, err := encodePromptResult(&res, req.revision(), p.ad.serverMeta)
 	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = e.Name, fmt.Errorf("prompt %q: %w", e.Name, err), "prompt failed: "+capEcho(err.Error())
-		return resp
+		return internalError(e.Name, fmt.Errorf("prompt %q: %w", e.Name, err), "prompt failed: "+capEcho(err.Error()))
 	}
 	return &Response{Result: body, Target: e.Name, encoded: true,
 		Summary: "got prompt " + e.Name + ": " + strconv.Itoa(len(res.Messages)) + " message" + plural(len(res.Messages))}
@@ -127,16 +103,16 @@ func promptArgs(e *promptEntry, raw []byte) (map[string]string, *Response) {
 		return nil, resp
 	}
 	args := map[string]string{}
-	if k := kindOf(raw); k == kindObject {
-		it, _ := iterMembers(raw)
-		for m, more := it.next(); more; m, more = it.next() {
-			name := m.keyString()
+	if k := jsonwire.KindOf(raw); k == jsonwire.KindObject {
+		it, _ := jsonwire.IterMembers(raw)
+		for m, more := it.Next(); more; m, more = it.Next() {
+			name := m.Name()
 			if _, dup := args[name]; dup {
 				return invalid("got argument " + strconv.Quote(capEcho(name)) + " more than once")
 			}
-			v, ok := unquote(m.val)
+			v, ok := jsonwire.Unquote(m.Value)
 			if !ok {
-				return invalid("argument " + strconv.Quote(capEcho(name)) + " must be a string, not " + kindOf(m.val).String())
+				return invalid("argument " + strconv.Quote(capEcho(name)) + " must be a string, not " + jsonwire.KindOf(m.Value).String())
 			}
 			args[name] = v
 		}
@@ -171,9 +147,7 @@ func promptError(prompt string, redact bool, err error) *Response {
 		resp.Target, resp.Summary = prompt, capEcho(ke.Error())
 		return resp
 	default:
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = prompt, err, "prompt failed: "+capEcho(err.Error())
-		return resp
+		return failed(prompt, "prompt", err)
 	}
 }
 
@@ -191,15 +165,10 @@ func encodePromptResult(r *PromptResult, v revision, serverMeta []byte) ([]byte,
 		c := &r.Messages[i].Content
 		size += 80 + len(c.Text) + len(c.URI) + len(c.Data)*4/3
 	}
-	dst := make([]byte, 0, size)
-	if v.envelope() {
-		dst = append(dst, `{"resultType":"complete",`...)
-	} else {
-		dst = append(dst, '{')
-	}
+	dst := openResult(make([]byte, 0, size), v)
 	if r.Description != "" {
 		dst = append(dst, `"description":`...)
-		dst = appendString(dst, r.Description)
+		dst = jsonwire.AppendString(dst, r.Description)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"messages":[`...)
@@ -220,10 +189,5 @@ func encodePromptResult(r *PromptResult, v revision, serverMeta []byte) ([]byte,
 		}
 		dst = append(dst, '}')
 	}
-	dst = append(dst, ']')
-	if v.envelope() {
-		dst = append(dst, ',')
-		dst = append(dst, serverMeta...)
-	}
-	return append(dst, '}'), nil
+	return closeResult(append(dst, ']'), v, serverMeta), nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A Prompt is a message template a caller's user picks by name (a slash
@@ -144,14 +146,13 @@ func (r *Registry) RemovePrompts(names ...string) int {
 	return len(perms)
 }
 
-// promptByName returns the prompt registered under name: its target, for
-// the permission gate, and its completers (completion/complete).
-func (r *Registry) promptByName(name string) (*Target, map[string]Completer, bool) {
-	e := r.promptTable().byKey[name]
-	if e == nil {
-		return nil, nil, false
+// promptByName returns the target of the prompt registered under name,
+// for the permission gate and completion/complete, or nil.
+func (r *Registry) promptByName(name string) *Target {
+	if e := r.promptTable().byKey[name]; e != nil {
+		return &e.target
 	}
-	return &e.target, e.Complete, true
+	return nil
 }
 
 // preparePrompt validates p and encodes its definition for each revision.
@@ -191,6 +192,7 @@ func preparePrompt(p Prompt) *promptEntry {
 	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
 	p.Complete = maps.Clone(p.Complete)
 	e := &promptEntry{Prompt: p, sensitive: sensitive, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
+	e.target.found = e
 	for v := range revisionCount {
 		e.enc[v] = appendPromptDef(nil, &p, v)
 	}
@@ -201,14 +203,14 @@ func preparePrompt(p Prompt) *promptEntry {
 // revision v to dst.
 func appendPromptDef(dst []byte, p *Prompt, v revision) []byte {
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, p.Name)
+	dst = jsonwire.AppendString(dst, p.Name)
 	if p.Title != "" {
 		dst = append(dst, `,"title":`...)
-		dst = appendString(dst, p.Title)
+		dst = jsonwire.AppendString(dst, p.Title)
 	}
 	if p.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, p.Description)
+		dst = jsonwire.AppendString(dst, p.Description)
 	}
 	if len(p.Icons) > 0 && v.icons() {
 		dst = append(dst, `,"icons":`...)
@@ -221,14 +223,14 @@ func appendPromptDef(dst []byte, p *Prompt, v revision) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"name":`...)
-			dst = appendString(dst, a.Name)
+			dst = jsonwire.AppendString(dst, a.Name)
 			if a.Title != "" {
 				dst = append(dst, `,"title":`...)
-				dst = appendString(dst, a.Title)
+				dst = jsonwire.AppendString(dst, a.Title)
 			}
 			if a.Description != "" {
 				dst = append(dst, `,"description":`...)
-				dst = appendString(dst, a.Description)
+				dst = jsonwire.AppendString(dst, a.Description)
 			}
 			if a.Required {
 				dst = append(dst, `,"required":true`...)

@@ -48,29 +48,29 @@ func TestPromptChangesReachWatchers(t *testing.T) {
 	got = nil
 	assert.Equal(t, 0, reg.RemovePrompts("b"))
 	assert.Empty(t, got, "removing nothing tells nobody")
-	assert.Equal(t, 0, reg.Len(), "prompts are not tools")
+	assert.Equal(t, 0, reg.NumTools(), "prompts are not tools")
 }
 
-// promptByName gives completion/complete the prompt's target and completers.
+// promptByName gives completion/complete the prompt's target, and so its
+// completers.
 func TestPromptByName(t *testing.T) {
 	t.Parallel()
 	var reg Registry
-	_, _, ok := reg.promptByName("topic")
-	assert.False(t, ok, "the zero Registry has no prompts")
+	assert.Nil(t, reg.promptByName("topic"), "the zero Registry has no prompts")
 	complete := func(context.Context, Caller, CompletionRequest) (Completion, error) {
 		return Completion{Values: []string{"go"}}, nil
 	}
 	reg.AddPrompts(Prompt{Name: "topic", Permission: "read", Get: nopPrompt,
 		Arguments: []PromptArgument{{Name: "lang"}}, Complete: map[string]Completer{"lang": complete}})
-	target, completers, ok := reg.promptByName("topic")
-	require.True(t, ok)
-	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read"}, *target)
+	target := reg.promptByName("topic")
+	require.NotNil(t, target)
+	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read", found: target.found}, *target)
+	completers := completers(target)
 	require.Contains(t, completers, "lang")
 	c, err := completers["lang"](context.Background(), nil, CompletionRequest{Argument: "lang"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"go"}, c.Values)
-	_, _, ok = reg.promptByName("lang")
-	assert.False(t, ok)
+	assert.Nil(t, reg.promptByName("lang"))
 }
 
 // A page of the prompts table is cached per permission set, as tools/list
@@ -79,23 +79,23 @@ func TestPromptByName(t *testing.T) {
 func TestPromptPagesAreCachedPerTable(t *testing.T) {
 	t.Parallel()
 	var reg Registry
-	reg.Add(Tool{Name: "t", Permission: "read", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
+	reg.AddTools(Tool{Name: "t", Permission: "read", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
 	reg.AddPrompts(Prompt{Name: "p", Permission: "read", Get: nopPrompt})
 	f := pageFormat{size: 10}
 	tools, prompts := reg.table(), reg.promptTable()
 	var toolPages listPages[*entry]
 	var promptPages listPages[*promptEntry]
 	var caller everything
-	r1 := cachedPage(f, "prompts", prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
-	r2 := cachedPage(f, "prompts", prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
+	r1 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
+	r2 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
 	assert.Equal(t, `{"prompts":[{"name":"p"}]}`, string(r1.Result))
 	assert.Same(t, &r1.Result[0], &r2.Result[0], "the second list reuses the page")
-	rt := cachedPage(f, "tools", tools.list, tools.perms, toolPages.of(&tools.catalogue), caller, rev20251125, 0)
+	rt := cachedPage(f, toolsList, tools.list, tools.perms, toolPages.of(&tools.catalogue), caller, rev20251125, 0)
 	assert.Equal(t, `{"tools":[{"name":"t","inputSchema":{"type":"object","additionalProperties":false}}]}`, string(rt.Result))
 	assert.Equal(t, "listed 1 tool", rt.Summary)
 	reg.AddPrompts(Prompt{Name: "q", Permission: "read", Get: nopPrompt})
 	prompts = reg.promptTable()
-	r3 := cachedPage(f, "prompts", prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
+	r3 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
 	assert.Equal(t, `{"prompts":[{"name":"p"},{"name":"q"}]}`, string(r3.Result), "a new snapshot, a new page")
 	assert.Equal(t, "listed 1 prompt", r1.Summary)
 }

@@ -67,7 +67,7 @@ func testPrompts() []mcpmw.Prompt {
 func newPromptHandler(t *testing.T, opts *mcpmw.Options) (http.Handler, *spy, *syncBuffer) {
 	t.Helper()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	reg.AddPrompts(testPrompts()...)
 	logs := &syncBuffer{}
 	if opts == nil {
@@ -337,7 +337,7 @@ func TestPromptPermissionIsTheGate(t *testing.T) {
 func TestPromptsCapability(t *testing.T) {
 	t.Parallel()
 	var tools mcpmw.Registry
-	tools.Add(testTools()...)
+	tools.AddTools(testTools()...)
 	bare := mcpmw.New(&tools, tokenAuthn, &spy{}, nil)
 	w := serve(bare, modern("1", "prompts/list", ""))
 	assert.Equal(t, 404, w.Code)
@@ -388,7 +388,7 @@ func TestAddPromptsPanics(t *testing.T) {
 func TestRemovePrompts(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	reg.AddPrompts(testPrompts()...)
 	reg.AddPrompts(mcpmw.Prompt{Name: "echo", Description: "Shares a tool's name.", Permission: "read", Get: textPrompt("echo")})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
@@ -398,7 +398,7 @@ func TestRemovePrompts(t *testing.T) {
 	res := decode(t, serve(h, promptGet("echo", "")))
 	require.NotNil(t, res.Error)
 	assert.Equal(t, "Unknown prompt: echo", res.Error.Message)
-	_, ok := reg.Lookup("echo")
+	_, ok := reg.LookupTool("echo")
 	assert.True(t, ok, "the tool stays")
 	w := serve(h, modern("1", "prompts/list", ""))
 	assert.NotContains(t, w.Body.String(), `"greet"`)

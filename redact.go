@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A tool may declare that some of its arguments are sensitive (a password,
@@ -262,46 +264,46 @@ func (r *redaction) arguments(raw json.RawMessage) json.RawMessage {
 // value appends v, reached by the paths in active (their first depth
 // tokens matched), with what they name redacted.
 func (r *redaction) value(dst, v []byte, active []int, depth int) []byte {
-	switch kindOf(v) {
-	case kindNull:
+	switch jsonwire.KindOf(v) {
+	case jsonwire.KindNull:
 		return append(dst, v...)
-	case kindObject:
+	case jsonwire.KindObject:
 		dst = append(dst, '{')
-		it, _ := iterMembers(v)
+		it, _ := jsonwire.IterMembers(v)
 		n := 0
-		for m, more := it.next(); more; m, more = it.next() {
+		for m, more := it.Next(); more; m, more = it.Next() {
 			if n++; n > 1 {
 				dst = append(dst, ',')
 			}
-			name := m.keyString()
+			name := m.Name()
 			next, leaf := r.match(active, depth, name, false)
-			if leaf && kindOf(m.val) != kindNull {
+			if leaf && jsonwire.KindOf(m.Value) != jsonwire.KindNull {
 				// Named as decoded: the value is not as sent anyway, and a
 				// reader finds "password" however the client spelt it.
-				dst = append(appendString(dst, name), ':')
+				dst = append(jsonwire.AppendString(dst, name), ':')
 				dst = append(dst, redactedJSON...)
 				continue
 			}
 			dst = append(dst, '"')
-			dst = append(dst, m.key...)
+			dst = append(dst, m.Key...)
 			dst = append(dst, '"', ':')
-			dst = r.child(dst, m.val, next, leaf, depth)
+			dst = r.child(dst, m.Value, next, leaf, depth)
 		}
 		return append(dst, '}')
-	case kindArray:
+	case jsonwire.KindArray:
 		if !r.indexes(active, depth) {
 			break
 		}
 		dst = append(dst, '[')
-		for i, n := skipSpace(v, 1), 0; i < len(v) && v[i] != ']'; n++ {
-			end := valueEnd(v, i)
+		for i, n := jsonwire.SkipSpace(v, 1), 0; i < len(v) && v[i] != ']'; n++ {
+			end := jsonwire.ValueEnd(v, i)
 			if n > 0 {
 				dst = append(dst, ',')
 			}
 			next, leaf := r.match(active, depth, strconv.Itoa(n), true)
 			dst = r.child(dst, v[i:end], next, leaf, depth)
-			if i = skipSpace(v, end); i < len(v) && v[i] == ',' {
-				i = skipSpace(v, i+1)
+			if i = jsonwire.SkipSpace(v, end); i < len(v) && v[i] == ',' {
+				i = jsonwire.SkipSpace(v, i+1)
 			}
 		}
 		return append(dst, ']')
@@ -330,7 +332,7 @@ func (r *redaction) match(active []int, depth int, tok string, index bool) (next
 // go on into, or that one ends at (leaf).
 func (r *redaction) child(dst, v []byte, next []int, leaf bool, depth int) []byte {
 	switch {
-	case leaf && kindOf(v) != kindNull:
+	case leaf && jsonwire.KindOf(v) != jsonwire.KindNull:
 		return append(dst, redactedJSON...)
 	case leaf || len(next) == 0:
 		return append(dst, v...)

@@ -212,7 +212,7 @@ func recordText(rec mcpmw.CallRecord) string {
 // middleware that sends calls of login_v1 to login, and what it captures.
 func newSecretEndpoint(got *sync.Map) (*mcpmw.Handler, *capture) {
 	var reg mcpmw.Registry
-	reg.Add(secretTools(got)...)
+	reg.AddTools(secretTools(got)...)
 	reg.AddPrompts(secretPrompts(got)...)
 	c := &capture{}
 	log := slog.New(slog.NewJSONHandler(c, &slog.HandlerOptions{Level: slog.LevelDebug, AddSource: true}))
@@ -422,7 +422,7 @@ func TestSensitiveArgumentsNeverLeave(t *testing.T) {
 	}
 }
 
-func TestRegistryAddRefusesBadSensitivePointers(t *testing.T) {
+func TestRegistryAddToolsRefusesBadSensitivePointers(t *testing.T) {
 	t.Parallel()
 	schema := json.RawMessage(`{"type":"object","properties":{"password":{"type":"string"},"card":{"type":"object","properties":{"number":{"type":"string"}}}}}`)
 	call := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
@@ -432,7 +432,7 @@ func TestRegistryAddRefusesBadSensitivePointers(t *testing.T) {
 		name      string
 		schema    json.RawMessage
 		sensitive []string
-		panics    string // "" when Add accepts it
+		panics    string // "" when AddTools accepts it
 	}{
 		{"declared", schema, []string{"/password", "/card", "/card/number", "/*", "/*/number"}, ""},
 		{"empty", schema, []string{""}, `tool "t": Sensitive pointer "" is empty`},
@@ -448,7 +448,7 @@ func TestRegistryAddRefusesBadSensitivePointers(t *testing.T) {
 			t.Parallel()
 			var reg mcpmw.Registry
 			add := func() {
-				reg.Add(mcpmw.Tool{Name: "t", Permission: "read", InputSchema: tc.schema, Sensitive: tc.sensitive, Call: call})
+				reg.AddTools(mcpmw.Tool{Name: "t", Permission: "read", InputSchema: tc.schema, Sensitive: tc.sensitive, Call: call})
 			}
 			if tc.panics == "" {
 				require.NotPanics(t, add)
@@ -458,24 +458,24 @@ func TestRegistryAddRefusesBadSensitivePointers(t *testing.T) {
 				v := recover()
 				require.NotNil(t, v, "Add must panic")
 				assert.Contains(t, fmt.Sprint(v), "mcpmw: "+tc.panics)
-				assert.Equal(t, 0, reg.Len(), "nothing registered")
+				assert.Equal(t, 0, reg.NumTools(), "nothing registered")
 			}()
 			add()
 		})
 	}
 }
 
-func TestLookupReturnsTheSensitiveListAdded(t *testing.T) {
+func TestLookupToolReturnsTheSensitiveListAdded(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
 	sensitive := []string{"/password"}
-	reg.Add(mcpmw.Tool{Name: "login", Permission: "read", Sensitive: sensitive,
+	reg.AddTools(mcpmw.Tool{Name: "login", Permission: "read", Sensitive: sensitive,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"password":{"type":"string"},"user":{"type":"string"}}}`),
 		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.TextResult("ok"), nil
 		}})
-	sensitive[0] = "/user" // the caller's slice changes after Add
-	tool, _ := reg.Lookup("login")
+	sensitive[0] = "/user" // the caller's slice changes after AddTools
+	tool, _ := reg.LookupTool("login")
 	assert.Equal(t, []string{"/password"}, tool.Sensitive)
 
 	var recs spy
@@ -502,7 +502,7 @@ func TestSensitiveArgumentMessages(t *testing.T) {
 				return mcpmw.TextResult("ok"), args.Err()
 			}}
 	}
-	reg.Add(pinTool("open", "/pin", "/n"), pinTool("plain"))
+	reg.AddTools(pinTool("open", "/pin", "/n"), pinTool("plain"))
 	var recs spy
 	h := mcpmw.New(&reg, tokenAuthn, &recs, &mcpmw.Options{Logger: newTextLogger(io.Discard)})
 	for _, tc := range []struct {

@@ -20,7 +20,7 @@ func noop(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) 
 	return mcpmw.TextResult("ok"), nil
 }
 
-func TestRegistryAddPanics(t *testing.T) {
+func TestRegistryAddToolsPanics(t *testing.T) {
 	t.Parallel()
 	valid := mcpmw.Tool{Name: "t", Permission: "read", Call: noop}
 	with := func(f func(*mcpmw.Tool)) mcpmw.Tool { tool := valid; f(&tool); return tool }
@@ -47,27 +47,27 @@ func TestRegistryAddPanics(t *testing.T) {
 				v := recover()
 				require.NotNil(t, v, "Add must panic")
 				assert.Contains(t, fmt.Sprint(v), tt.want)
-				assert.Equal(t, 0, reg.Len(), "nothing half-registered")
+				assert.Equal(t, 0, reg.NumTools(), "nothing half-registered")
 			}()
-			reg.Add(tt.tool)
+			reg.AddTools(tt.tool)
 		})
 	}
 
 	var reg mcpmw.Registry
-	reg.Add(valid)
-	assert.PanicsWithValue(t, `mcpmw: tool "t" is registered twice`, func() { reg.Add(valid) })
+	reg.AddTools(valid)
+	assert.PanicsWithValue(t, `mcpmw: tool "t" is registered twice`, func() { reg.AddTools(valid) })
 	assert.Panics(t, func() {
-		reg.Add(with(func(t *mcpmw.Tool) { t.Name = "u" }), with(func(t *mcpmw.Tool) { t.Name = "u" }))
+		reg.AddTools(with(func(t *mcpmw.Tool) { t.Name = "u" }), with(func(t *mcpmw.Tool) { t.Name = "u" }))
 	})
-	assert.Equal(t, 1, reg.Len())
-	_, ok := reg.Lookup("u")
+	assert.Equal(t, 1, reg.NumTools())
+	_, ok := reg.LookupTool("u")
 	assert.False(t, ok, "a failed Add registers nothing")
 }
 
 // A "type" that names no JSON Schema type, at any depth of either schema,
 // is refused at registration with the JSON pointer to it: sent as is, it
 // makes every call fail in a validator, blaming the caller.
-func TestRegistryAddRefusesUnknownSchemaTypes(t *testing.T) {
+func TestRegistryAddToolsRefusesUnknownSchemaTypes(t *testing.T) {
 	t.Parallel()
 	use := `use "array", "boolean", "integer", "null", "number", "object" or "string"`
 	for _, tt := range []struct{ name, in, out, want string }{
@@ -111,18 +111,18 @@ func TestRegistryAddRefusesUnknownSchemaTypes(t *testing.T) {
 				v := recover()
 				require.NotNil(t, v, "Add must panic")
 				assert.Contains(t, fmt.Sprint(v), tt.want)
-				assert.Equal(t, 0, reg.Len(), "nothing half-registered")
+				assert.Equal(t, 0, reg.NumTools(), "nothing half-registered")
 			}()
-			reg.Add(tool)
+			reg.AddTools(tool)
 		})
 	}
 	// Data is not schema: a "type" inside enum, const, default or
 	// examples, or a property named "type", is no type keyword.
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "data", Permission: "read", Call: noop, InputSchema: json.RawMessage(`{"type":"object","properties":{
+	reg.AddTools(mcpmw.Tool{Name: "data", Permission: "read", Call: noop, InputSchema: json.RawMessage(`{"type":"object","properties":{
 		"type":{"type":"string","enum":[{"type":"integr"}],"default":{"type":"x"},"examples":[{"type":"y"}]},
 		"c":{"const":{"type":"z"}},"d":{"type":["integer","null"]}},"dependencies":{"a":["type"]}}`)})
-	assert.Equal(t, 1, reg.Len())
+	assert.Equal(t, 1, reg.NumTools())
 }
 
 func TestRegistryConcurrentAddAndServe(t *testing.T) {
@@ -134,7 +134,7 @@ func TestRegistryConcurrentAddAndServe(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			reg.Add(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Permission: "read", Call: noop})
+			reg.AddTools(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Permission: "read", Call: noop})
 		}()
 		go func() {
 			defer wg.Done()
@@ -144,18 +144,18 @@ func TestRegistryConcurrentAddAndServe(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, 20, reg.Len())
+	assert.Equal(t, 20, reg.NumTools())
 }
 
 func TestToolDefinitionsPerRevision(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
 	schema := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"id":{"$anchor":"id","type":"string"}},"properties":{"id":{"$ref":"#id"}},"additionalProperties":false}`
-	reg.Add(
+	reg.AddTools(
 		mcpmw.Tool{Name: "full", Title: "Full", Description: "All fields.", Permission: "read",
 			InputSchema:  json.RawMessage("{\n  " + schema[1:]),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
-			ReadOnly:     mcpmw.Yes, Destructive: mcpmw.No, Idempotent: mcpmw.Yes, OpenWorld: mcpmw.No,
+			ReadOnly:     mcpmw.HintYes, Destructive: mcpmw.HintNo, Idempotent: mcpmw.HintYes, OpenWorld: mcpmw.HintNo,
 			Icons: []mcpmw.Icon{{Src: "https://example.com/i.png", MimeType: "image/png", Sizes: []string{"48x48"}}},
 			Call:  noop},
 		mcpmw.Tool{Name: "array_out", Description: "Array output.", Permission: "read",
@@ -199,9 +199,9 @@ func TestToolDefinitionsPerRevision(t *testing.T) {
 	assert.Equal(t, fullNoIcons, string(got["full"]), "2025-06-18 has no icons")
 }
 
-// Add, AddPrompts and AddResourceTemplates keep their own copies of what
+// AddTools, AddPrompts and AddResourceTemplates keep their own copies of what
 // they are given: editing the caller's slices and maps afterwards (or
-// what Lookup returned) changes nothing a request sees. A required prompt
+// what LookupTool returned) changes nothing a request sees. A required prompt
 // argument stays required, a tool's required capability stays the one
 // registered, a Completer stays the registered one.
 func TestAddKeepsItsOwnCopies(t *testing.T) {
@@ -210,7 +210,7 @@ func TestAddKeepsItsOwnCopies(t *testing.T) {
 	caps := []string{"sampling"}
 	icons := []mcpmw.Icon{{Src: "https://example.com/t.png", Sizes: []string{"48x48"}}}
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	reg.Add(mcpmw.Tool{Name: "needs_sampling", Permission: "read", Call: noop, InputSchema: schema,
+	reg.AddTools(mcpmw.Tool{Name: "needs_sampling", Permission: "read", Call: noop, InputSchema: schema,
 		RequiredClientCapabilities: caps, Icons: icons})
 	args := []mcpmw.PromptArgument{{Name: "who", Required: true}}
 	suggest := func(v string) mcpmw.Completer {
@@ -247,7 +247,7 @@ func TestAddKeepsItsOwnCopies(t *testing.T) {
 			h.ServeHTTP(w, r)
 			out = append(out, fmt.Sprint(w.Code, " ", strings.TrimSpace(w.Body.String())))
 		}
-		tool, ok := reg.Lookup("needs_sampling")
+		tool, ok := reg.LookupTool("needs_sampling")
 		require.True(t, ok)
 		return append(out, fmt.Sprintf("%s %v %s", tool.InputSchema, tool.RequiredClientCapabilities, toJSON(t, tool.Icons)))
 	}
@@ -262,7 +262,7 @@ func TestAddKeepsItsOwnCopies(t *testing.T) {
 	promptCompleters["who"] = suggest("swapped")
 	promptCompleters["added"] = suggest("added after registration")
 	templateCompleters["id"] = suggest("swapped")
-	looked, _ := reg.Lookup("needs_sampling")
+	looked, _ := reg.LookupTool("needs_sampling")
 	looked.RequiredClientCapabilities[0], looked.Icons[0].Sizes[0], looked.InputSchema[2] = "elicitation", "16x16", 'Y'
 
 	assert.Equal(t, before, serveAll())

@@ -15,7 +15,7 @@ import (
 func TestClosedHandlerStopsWatchingItsRegistry(t *testing.T) {
 	t.Parallel()
 	var reg Registry
-	reg.Add(Tool{Name: "t", Permission: "p", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
+	reg.AddTools(Tool{Name: "t", Permission: "p", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
 	authn := AuthenticatorFunc(func(*http.Request) (Caller, error) { return nil, ErrUnauthorized })
 	audit := AuditFunc(func(context.Context, CallRecord) {})
 	a := New(&reg, authn, audit, nil)
@@ -30,7 +30,7 @@ func TestClosedHandlerStopsWatchingItsRegistry(t *testing.T) {
 
 	var got []Event
 	stop := reg.watch(func(ev Event) { got = append(got, ev) })
-	reg.Add(Tool{Name: "u", Permission: "q", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
+	reg.AddTools(Tool{Name: "u", Permission: "q", Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
 	assert.Equal(t, []Event{{Method: ToolsListChanged, Permission: "q"}}, got)
 	stop()
 	b.Close()

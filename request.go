@@ -3,25 +3,9 @@ package mcpmw
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
-)
 
-// readEnvelope parses the body as one JSON-RPC message. A client-sent
-// JSON-RPC response (a legacy client answering a server request) goes on
-// to takeAnswer; 2026-07-28 clients never send one.
-func readEnvelope(body []byte, h http.Header) (envelope, *answer) {
-	env, perr := parseEnvelope(body)
-	switch {
-	case perr != nil:
-		return env, &answer{resp: &Response{Error: perr}}
-	case !env.response:
-		return env, nil
-	}
-	if hv := strings.TrimSpace(h.Get(headerProtocolVersion)); hv != "" && !knownLegacy(hv) {
-		return env, &answer{resp: ErrorResponse(CodeInvalidRequest, "Invalid Request: clients do not POST JSON-RPC responses on "+LatestVersion)}
-	}
-	return env, nil
-}
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
+)
 
 // parseRequest makes the Request of a JSON-RPC request or notification:
 // its params read once, with every key that two readers could read
@@ -42,6 +26,44 @@ func parseRequest(req *Request, env envelope, caller Caller, h http.Header, at e
 	return nil
 }
 
+// Object keys are where JSON readers disagree. Given {"a":1,"a":2} this
+// package's scanner reads the first member and encoding/json the last;
+// given {"region":"us","Region":"eu"} encoding/json fills a field tagged
+// "region" from "Region", because it matches names case-insensitively,
+// while every exact reader (the Mcp-Param-* check, Args' accessors, a
+// gateway) sees "us". Two readers of one request must never act on two
+// values, so the request path keeps three rules:
+//
+//   - no object anywhere in params has the same key twice (-32602, naming
+//     the JSON pointer of the repeat);
+//   - the protocol's own members (params and params._meta, where
+//     applications' middleware decode with encoding/json) have no two keys
+//     that differ only in case;
+//   - Args.Decode matches keys exactly: a key that encoding/json would fill
+//     a struct field from only by folding case is refused, as the official
+//     Go SDK refuses it, so the tool reads exactly the members the checks
+//     read. (Refusing every case-insensitive pair in arguments instead would
+//     still let a lone "Region" fill the field tagged "region" unseen.)
+
+// checkKeys refuses params whose readers could disagree: a key repeated in
+// any object, or two protocol members differing only in case.
+func checkKeys(req *Request) *answer {
+	if req.Params == nil {
+		return nil
+	}
+	if ptr, dup := jsonwire.DuplicatePointer(req.Params); dup {
+		return refusal(http.StatusBadRequest, CodeInvalidParams,
+			"Invalid params: member "+quoteEcho(ptr)+" appears more than once (a JSON pointer into params); send each member once")
+	}
+	for _, ms := range [...][]jsonwire.Member{req.parsed.params, req.parsed.meta} {
+		if a, b, twins := jsonwire.CaseTwins(ms); twins {
+			return refusal(http.StatusBadRequest, CodeInvalidParams,
+				"Invalid params: members "+quoteEcho(a)+" and "+quoteEcho(b)+" differ only in case; member names are case-sensitive, send one")
+		}
+	}
+	return nil
+}
+
 // readRevision decides which revision req speaks (WIRE.md §1) and reads
 // what the client declares in it: Version, ClientCapabilities, ClientName
 // and ClientVersion. A request that names no served revision keeps an
@@ -52,7 +74,7 @@ func readRevision(req *Request, h http.Header) {
 	switch {
 	case req.metaParam(metaProtocolVersion) != nil || (hPresent && !knownLegacy(hv)):
 		req.Version = LatestVersion
-		if caps := req.metaParam(metaClientCapabilities); kindOf(caps) == kindObject {
+		if caps := req.metaParam(metaClientCapabilities); jsonwire.KindOf(caps) == jsonwire.KindObject {
 			req.ClientCapabilities = caps
 		}
 		req.ClientName, req.ClientVersion = clientInfo(req.metaParam(metaClientInfo))
@@ -77,13 +99,13 @@ func readRevision(req *Request, h http.Header) {
 // clientInfo reads name and version from a clientInfo object, ignoring
 // anything malformed: it is display-only.
 func clientInfo(raw []byte) (name, version string) {
-	var buf [4]member
-	ms, ok := objectMembers(raw, buf[:0])
+	var buf [4]jsonwire.Member
+	ms, ok := jsonwire.ObjectMembers(raw, buf[:0])
 	if !ok {
 		return "", ""
 	}
-	name, _ = unquote(lookup(ms, "name"))
-	version, _ = unquote(lookup(ms, "version"))
+	name, _ = jsonwire.Unquote(jsonwire.Lookup(ms, "name"))
+	version, _ = jsonwire.Unquote(jsonwire.Lookup(ms, "version"))
 	return capEcho(name), capEcho(version)
 }
 
@@ -122,12 +144,12 @@ type Request struct {
 // hand), the Request's methods read the new Params instead, so nothing ever
 // acts on a value the request no longer holds.
 type parsedParams struct {
-	of     []byte   // the Params this reading is of; nil when there is none
-	params []member // top-level members of of
-	meta   []member // members of of._meta
-	name   string   // params.name decoded, when nameOK
+	of     []byte            // the Params this reading is of; nil when there is none
+	params []jsonwire.Member // top-level members of of
+	meta   []jsonwire.Member // members of of._meta
+	name   string            // params.name decoded, when nameOK
 	nameOK bool
-	buf    [8]member // backing store for params and meta, saving two allocations
+	buf    [8]jsonwire.Member // backing store for params and meta, saving two allocations
 }
 
 // read sets p to the members of params, a JSON object that parseEnvelope
@@ -137,23 +159,41 @@ func (p *parsedParams) read(params []byte) {
 	if params == nil {
 		return
 	}
-	p.params = membersInto(params, p.buf[:0:4])
-	if metaRaw := lookup(p.params, "_meta"); kindOf(metaRaw) == kindObject {
-		p.meta = membersInto(metaRaw, p.buf[4:8:8])
+	p.params = jsonwire.MembersInto(params, p.buf[:0:4])
+	if metaRaw := jsonwire.Lookup(p.params, "_meta"); jsonwire.KindOf(metaRaw) == jsonwire.KindObject {
+		p.meta = jsonwire.MembersInto(metaRaw, p.buf[4:8:8])
 	}
-	p.name, p.nameOK = unquote(lookup(p.params, "name"))
+	p.name, p.nameOK = jsonwire.Unquote(jsonwire.Lookup(p.params, "name"))
 }
 
 // current reports whether p is a reading of params: the same bytes, not
 // merely equal ones. (Empty params have no members, read or not.)
-func (p *parsedParams) current(params []byte) bool {
-	return len(p.of) == len(params) && (len(params) == 0 || &p.of[0] == &params[0])
+func (p *parsedParams) current(params []byte) bool { return sameBytes(p.of, params) }
+
+// sameBytes reports whether a and b are the same bytes, not merely equal
+// ones. (Empty slices are the same.)
+func sameBytes(a, b []byte) bool { return idOf(a) == idOf(b) }
+
+// A bytesID names a byte slice by its first byte and its length: equal
+// IDs are the same bytes (sameBytes), and an ID is smaller to keep than
+// the slice.
+type bytesID struct {
+	first *byte
+	n     int
+}
+
+// idOf returns the bytesID of b; every empty slice has the zero one.
+func idOf(b []byte) bytesID {
+	if len(b) == 0 {
+		return bytesID{}
+	}
+	return bytesID{&b[0], len(b)}
 }
 
 // param returns the raw value of the named top-level member of r.Params.
 func (r *Request) param(name string) []byte {
 	if r.parsed.current(r.Params) {
-		return lookup(r.parsed.params, name)
+		return jsonwire.Lookup(r.parsed.params, name)
 	}
 	return scanMember(r.Params, name)
 }
@@ -161,7 +201,7 @@ func (r *Request) param(name string) []byte {
 // metaParam returns the raw value of the named member of params._meta.
 func (r *Request) metaParam(name string) []byte {
 	if r.parsed.current(r.Params) {
-		return lookup(r.parsed.meta, name)
+		return jsonwire.Lookup(r.parsed.meta, name)
 	}
 	return scanMember(scanMember(r.Params, "_meta"), name)
 }
@@ -174,10 +214,10 @@ func scanMember(doc []byte, name string) []byte {
 	if !json.Valid(doc) {
 		return nil
 	}
-	it, _ := iterMembers(doc) // not an object: it has no members
-	for m, more := it.next(); more; m, more = it.next() {
-		if m.is(name) {
-			return m.val
+	it, _ := jsonwire.IterMembers(doc) // not an object: it has no members
+	for m, more := it.Next(); more; m, more = it.Next() {
+		if m.Is(name) {
+			return m.Value
 		}
 	}
 	return nil
@@ -205,5 +245,5 @@ func (r *Request) StringParam(name string) (s string, ok bool) {
 	if name == "name" && r.parsed.current(r.Params) {
 		return r.parsed.name, r.parsed.nameOK
 	}
-	return unquote(r.param(name))
+	return jsonwire.Unquote(r.param(name))
 }

@@ -155,7 +155,7 @@ func twins() *mcpmw.Registry {
 		return mcpmw.RoundState(ctx), nil
 	}
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "twin", Description: "Asks.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "twin", Description: "Asks.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			state, err := ask(ctx)
 			return mcpmw.TextResult(string(state)), err

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // resourceMethods serves the resources capability from a Registry:
@@ -14,11 +16,12 @@ import (
 // legacy revisions resources/subscribe and resources/unsubscribe, which a
 // stateless endpoint accepts and cannot remember.
 type resourceMethods struct {
-	asking   *asking // rounds of asking the client (Ask)
+	rounds   *rounds // rounds of asking the client (Ask)
 	reg      *Registry
 	pageSize int
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
+	pages    listPages[*templateEntry]
 }
 
 func (m *resourceMethods) methods() []Method {
@@ -32,79 +35,9 @@ func (m *resourceMethods) methods() []Method {
 	}
 }
 
-// Cursor prefixes: a cursor of one list is no cursor of another.
-const (
-	resourcesCursor = "resources:"
-	templatesCursor = "templates:"
-)
-
-// listPage collects one page of a list: at most size entries after
-// skipping off visible ones, and whether there are more.
-type listPage struct {
-	size, off int
-	seen      int // visible entries skipped so far
-	n         int // entries on the page
-	next      int // the next page's offset, or -1
-	body      []byte
-}
-
-// take reports whether the page has room for one more visible entry (and
-// counts it), skipping those before the offset; once it is full it
-// records where the next page starts.
-func (p *listPage) take() bool {
-	if p.next >= 0 {
-		return false
-	}
-	if p.seen < p.off {
-		p.seen++
-		return false
-	}
-	if p.n == p.size {
-		p.next = p.off + p.n
-		return false
-	}
-	if p.n > 0 {
-		p.body = append(p.body, ',')
-	}
-	p.n++
-	return true
-}
-
-// full reports whether the page found its last entry and the next one.
-func (p *listPage) full() bool { return p.next >= 0 }
-
-// start begins a page's result object with the list member named member.
-func (m *resourceMethods) start(p *listPage, rev revision, member string, size int) {
-	p.next = -1
-	p.body = make([]byte, 0, size+128+len(m.ad.serverMeta))
-	if rev.envelope() {
-		p.body = append(p.body, `{"resultType":"complete",`...)
-	} else {
-		p.body = append(p.body, '{')
-	}
-	p.body = appendString(p.body, member)
-	p.body = append(p.body, ":["...)
-}
-
-// finish closes a page: the next cursor and, on 2026-07-28, the list
-// envelope. It refuses a cursor past the end of the list.
-func (m *resourceMethods) finish(p *listPage, rev revision, prefix, what string) *Response {
-	if p.seen < p.off {
-		return ErrorResponse(CodeInvalidParams, "Invalid params: cursor is past the end of the list; list again without a cursor")
-	}
-	p.body = append(p.body, ']')
-	if p.next >= 0 {
-		p.body = append(p.body, `,"nextCursor":`...)
-		p.body = appendString(p.body, encodeListCursor(prefix, p.next))
-	}
-	if rev.envelope() {
-		p.body = append(p.body, `,"ttlMs":`...)
-		p.body = strconv.AppendInt(p.body, m.ttl.Milliseconds(), 10)
-		p.body = append(p.body, `,"cacheScope":"private",`...)
-		p.body = append(p.body, m.ad.serverMeta...)
-	}
-	p.body = append(p.body, '}')
-	return &Response{Result: p.body, Summary: "listed " + strconv.Itoa(p.n) + " " + what + plural(p.n), encoded: true}
+// format is what this handler's list pages are made of.
+func (m *resourceMethods) format() pageFormat {
+	return pageFormat{size: m.pageSize, ttlMs: m.ttl.Milliseconds(), serverMeta: m.ad.serverMeta}
 }
 
 // list answers resources/list: the direct resources the caller may see,
@@ -112,68 +45,73 @@ func (m *resourceMethods) finish(p *listPage, rev revision, prefix, what string)
 // List, one page at a time. A template's List runs only when the page
 // reaches past the direct resources.
 func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
-	off, resp := listCursor(req, resourcesCursor)
+	off, resp := listCursor(req, resourcesList)
 	if resp != nil {
 		return resp
 	}
-	tab, rev, c := m.reg.resources(), req.revision(), req.Caller
-	can := make([]int8, len(tab.res.perms)) // Caller.Can once per distinct permission: 0 unknown, 1 yes, -1 no
+	tab, rev := m.reg.resources(), req.revision()
 	size := 0
 	for _, e := range tab.res.list {
 		size += len(e.enc[rev]) + 1
 	}
-	p := listPage{size: m.pageSize, off: off}
-	m.start(&p, rev, "resources", min(size, 64<<10))
-	for _, e := range tab.res.list {
+	p := newPager(resourcesList, m.format(), rev, off, min(size, 64<<10))
+	listDirect(&p, &tab.res, req.Caller)
+	for _, t := range tab.tmpl.list {
+		if p.full() {
+			break
+		}
+		if t.List != nil && req.Caller.Can(t.Permission) {
+			if resp := listTemplate(ctx, &p, t, req.Caller); resp != nil {
+				return resp
+			}
+		}
+	}
+	return p.close()
+}
+
+// listDirect puts on p the direct resources c may see, asking c.Can once
+// per distinct permission.
+func listDirect(p *pager, res *catalogue[*resourceEntry], c Caller) {
+	can := make([]int8, len(res.perms)) // 0 unknown, 1 yes, -1 no
+	for _, e := range res.list {
 		if can[e.permIndex] == 0 {
 			can[e.permIndex] = -1
 			if c.Can(e.Permission) {
 				can[e.permIndex] = 1
 			}
 		}
-		if can[e.permIndex] > 0 && p.take() {
-			p.body = append(p.body, e.enc[rev]...)
-		}
-		if p.full() {
-			break
+		if can[e.permIndex] > 0 && p.add(e.enc[p.rev]) {
+			return
 		}
 	}
-	for _, t := range tab.tmpl.list {
-		if p.full() {
-			break
+}
+
+// listTemplate puts on p the resources template t's List returns for c,
+// each checked first (checkListEntry): a List that fails, or returns an
+// entry it may not, fails the whole list.
+func listTemplate(ctx context.Context, p *pager, t *templateEntry, c Caller) *Response {
+	entries, err := t.List(ctx, c)
+	if err != nil {
+		return internalError("", fmt.Errorf("resource template %q: List: %w", t.URITemplate, err), "")
+	}
+	for i := range entries {
+		if err := checkListEntry(&entries[i], t.Permission); err != nil {
+			return internalError("", fmt.Errorf("resource template %q: List returned the resource %q: %v", t.URITemplate, entries[i].URI, err), "")
 		}
-		if t.List == nil || !c.Can(t.Permission) {
+	}
+	for i := range entries {
+		r := &entries[i]
+		if !p.take() {
+			if p.full() {
+				break
+			}
 			continue
 		}
-		entries, err := t.List(ctx, c)
-		if err != nil {
-			resp := ErrorResponse(CodeInternalError, "Internal error")
-			resp.Cause = fmt.Errorf("resource template %q: List: %w", t.URITemplate, err)
-			return resp
-		}
-		for i := range entries {
-			if err := checkListEntry(&entries[i], t.Permission); err != nil {
-				resp := ErrorResponse(CodeInternalError, "Internal error")
-				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %v", t.URITemplate, entries[i].URI, err)
-				return resp
-			}
-		}
-		for i := range entries {
-			r := &entries[i]
-			if !p.take() {
-				if p.full() {
-					break
-				}
-				continue
-			}
-			if p.body, err = appendResourceDef(p.body, r, rev); err != nil {
-				resp := ErrorResponse(CodeInternalError, "Internal error")
-				resp.Cause = fmt.Errorf("resource template %q: List returned the resource %q: %w", t.URITemplate, r.URI, err)
-				return resp
-			}
+		if p.body, err = appendResourceDef(p.body, r, p.rev); err != nil {
+			return internalError("", fmt.Errorf("resource template %q: List returned the resource %q: %w", t.URITemplate, r.URI, err), "")
 		}
 	}
-	return m.finish(&p, rev, resourcesCursor, "resource")
+	return nil
 }
 
 // checkListEntry checks a resource a template's List returned: what every
@@ -192,28 +130,10 @@ func checkListEntry(r *Resource, permission Permission) error {
 }
 
 // templatesList answers resources/templates/list: the templates the
-// caller may use, in registration order.
+// caller may use, in registration order, one cached page at a time, like
+// tools/list.
 func (m *resourceMethods) templatesList(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, templatesCursor)
-	if resp != nil {
-		return resp
-	}
-	tab, rev := m.reg.resources(), req.revision()
-	size := 0
-	for _, t := range tab.tmpl.list {
-		size += len(t.enc[rev]) + 1
-	}
-	p := listPage{size: m.pageSize, off: off}
-	m.start(&p, rev, "resourceTemplates", size)
-	for _, t := range tab.tmpl.list {
-		if req.Caller.Can(t.Permission) && p.take() {
-			p.body = append(p.body, t.enc[rev]...)
-		}
-		if p.full() {
-			break
-		}
-	}
-	return m.finish(&p, rev, templatesCursor, "resource template")
+	return listCatalogue(req, templatesList, m.format(), &m.reg.resources().tmpl, &m.pages)
 }
 
 // readURI reads the uri of a resources/read.
@@ -234,61 +154,48 @@ type readTarget struct {
 	vars map[string]string
 }
 
-// permission is what a caller must hold to read it: the direct
-// resource's, or the template's.
-func (rt *readTarget) permission() Permission {
-	if rt.res != nil {
-		return rt.res.Permission
-	}
-	return rt.tmpl.Permission
+// templateRead is the target of a read through a template: the URI read,
+// gated by the template's permission, and what the read needs. Its
+// Target's found is the templateRead itself.
+type templateRead struct {
+	target Target
+	read   readTarget
 }
 
-// target is what the gate checks the caller against and the record
-// names.
-func (rt *readTarget) target() *Target {
-	if rt.res != nil {
-		return &rt.res.target
+// readTargetOf is what t, a target m.target found, names.
+func readTargetOf(t *Target) readTarget {
+	if e, ok := t.found.(*resourceEntry); ok {
+		return readTarget{uri: e.URI, res: e}
 	}
-	return &Target{Kind: "resource", Name: rt.uri, Permission: rt.tmpl.Permission}
+	return t.found.(*templateRead).read
 }
 
-// find finds what a resources/read names, by the normal form of its URI
-// (the one view of a URI every lookup and match shares): a resource added
-// under that URI, in any spelling, else the first template the URI
-// matches, with its values when withVars. A string with no normal form
-// is -32602.
-func (m *resourceMethods) find(req *Request, withVars bool) (readTarget, *Response) {
+// target finds what a resources/read names, by the normal form of its
+// URI (the one view of a URI every lookup and match shares): a resource
+// added under that URI, in any spelling, else the first template the URI
+// matches, with its values. A string with no normal form is -32602.
+func (m *resourceMethods) target(req *Request) (*Target, *Response) {
 	raw, resp := readURI(req)
 	if resp != nil {
-		return readTarget{}, resp
+		return nil, resp
 	}
 	uri, err := normalURI(raw)
 	if err != nil {
 		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.uri is not a URI: "+err.Error())
 		resp.Target = capEcho(raw)
-		return readTarget{}, resp
+		return nil, resp
 	}
 	tab := m.reg.resources()
 	if e := tab.res.byKey[uri]; e != nil {
-		return readTarget{uri: e.URI, res: e}, nil
+		return &e.target, nil
 	}
-	var vars map[string]string
-	if withVars {
-		vars = map[string]string{}
-	}
+	vars := map[string]string{}
 	if t := tab.matchTemplate(uri, vars); t != nil {
-		return readTarget{uri: uri, tmpl: t, vars: vars}, nil
+		tr := &templateRead{target: Target{Kind: "resource", Name: uri, Permission: t.Permission}, read: readTarget{uri: uri, tmpl: t, vars: vars}}
+		tr.target.found = tr
+		return &tr.target, nil
 	}
-	return readTarget{}, resourceNotFound(req, uri)
-}
-
-// target finds the resource a resources/read names, for the gate.
-func (m *resourceMethods) target(req *Request) (*Target, *Response) {
-	rt, resp := m.find(req, false)
-	if resp != nil {
-		return nil, resp
-	}
-	return rt.target(), nil
+	return nil, resourceNotFound(req, uri)
 }
 
 // resourceNotFound is the answer to a read of a URI that names nothing:
@@ -300,7 +207,7 @@ func resourceNotFound(req *Request, uri string) *Response {
 		code = CodeResourceNotFound
 	}
 	echo := capEcho(uri)
-	data := appendString(append(make([]byte, 0, len(echo)+16), `{"uri":`...), echo)
+	data := jsonwire.AppendString(append(make([]byte, 0, len(echo)+16), `{"uri":`...), echo)
 	return &Response{
 		Error:   &Error{Code: code, Message: "Resource not found: " + echo, Data: json.RawMessage(append(data, '}'))},
 		Target:  echo,
@@ -309,31 +216,24 @@ func resourceNotFound(req *Request, uri string) *Response {
 }
 
 // read answers resources/read. The handler checked the caller's permission
-// before the middleware ran; when a middleware has since pointed the
-// request elsewhere, the permission is checked again here.
+// before the middleware ran; when a middleware has since rewritten the
+// request, what it names is checked here (gatedTarget).
 func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
-	rt, resp := m.find(req, true)
+	t, resp := gatedTarget(ctx, req, m.target)
 	if resp != nil {
 		return resp
 	}
-	// The gate checked the permission of what the request named; a
-	// middleware may since have pointed it at a resource that needs
-	// another (or the method was called without the gate).
-	if at := admittedTarget(ctx); at == nil || at.Permission != rt.permission() {
-		if !req.Caller.Can(rt.permission()) {
-			return deniedResponse(rt.target())
-		}
-	}
+	rt := readTargetOf(t)
 	uri := rt.uri
 	if rt.tmpl != nil {
-		if name, why := rt.tmpl.tmpl.badValue(rt.vars); name != "" {
+		if name, why := rt.tmpl.tmpl.BadValue(rt.vars); name != "" {
 			resp := ErrorResponse(CodeInvalidParams, "Invalid params: the value of {"+name+"} in this URI, "+quoteEcho(rt.vars[name])+", "+why+
 				": the resource template "+strconv.Quote(rt.tmpl.URITemplate)+" does not read it")
 			resp.Target = capEcho(uri)
 			return resp
 		}
 	}
-	ctx, rnd, resp := m.asking.begin(ctx, req, uri)
+	ctx, rnd, resp := m.rounds.begin(ctx, req, uri)
 	if resp != nil {
 		return resp
 	}
@@ -347,7 +247,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	if ctx.Err() != nil {
 		return clientGone(ctx, capEcho(uri))
 	}
-	if resp, asked := m.asking.inputRequired(req, uri, rnd, err); asked {
+	if resp, asked := m.rounds.inputRequired(req, t, rnd, err); asked {
 		resp.Target = capEcho(uri)
 		return resp
 	}
@@ -355,10 +255,8 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 		return readError(req, uri, err)
 	}
 	if len(contents) == 0 {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Summary = capEcho(uri), "read failed: Read returned no contents and no error"
-		resp.Cause = fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", capEcho(uri))
-		return resp
+		return internalError(capEcho(uri), fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", capEcho(uri)),
+			"read failed: Read returned no contents and no error")
 	}
 	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
 		Summary: "read " + strconv.Itoa(len(contents)) + " content" + plural(len(contents)), encoded: true}
@@ -380,9 +278,7 @@ func readError(req *Request, uri string, err error) *Response {
 		resp.Target, resp.Summary = capEcho(uri), capEcho(ke.Error())
 		return resp
 	default:
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = capEcho(uri), err, "read failed: "+capEcho(err.Error())
-		return resp
+		return failed(capEcho(uri), "read", err)
 	}
 }
 
@@ -393,26 +289,14 @@ func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v 
 		c := &contents[i]
 		size += 48 + len(c.URI) + len(uri) + len(c.MimeType) + len(c.Text) + len(c.Text)/8 + len(c.Blob)*4/3
 	}
-	dst := make([]byte, 0, size)
-	if v.envelope() {
-		dst = append(dst, `{"resultType":"complete","contents":[`...)
-	} else {
-		dst = append(dst, `{"contents":[`...)
-	}
+	dst := append(openResult(make([]byte, 0, size), v), `"contents":[`...)
 	for i := range contents {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = appendContents(dst, &contents[i], uri)
 	}
-	dst = append(dst, ']')
-	if v.envelope() {
-		dst = append(dst, `,"ttlMs":`...)
-		dst = strconv.AppendInt(dst, m.ttl.Milliseconds(), 10)
-		dst = append(dst, `,"cacheScope":"private",`...)
-		dst = append(dst, m.ad.serverMeta...)
-	}
-	return append(dst, '}')
+	return closeCachedResult(append(dst, ']'), v, m.ttl.Milliseconds(), "private", m.ad.serverMeta)
 }
 
 // subscribe answers a legacy resources/subscribe or unsubscribe with {}: a

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
+	"github.com/mcpmw/mcpmw/internal/uritemplate"
 )
 
 // A Resource is data a client may read by URI: a file, a record, a
@@ -170,7 +173,7 @@ type resourceEntry struct {
 // against.
 type templateEntry struct {
 	ResourceTemplate
-	tmpl      *uriTemplate
+	tmpl      *uritemplate.Template
 	enc       [revisionCount][]byte
 	permIndex int // index of Permission in its catalogue's perms
 	target    Target
@@ -258,7 +261,7 @@ func (r *Registry) RemoveResources(uris ...string) int {
 func (r *Registry) RemoveResourceTemplates(uriTemplates ...string) int {
 	keys := make([]string, len(uriTemplates))
 	for i, t := range uriTemplates {
-		keys[i] = templateKey(t)
+		keys[i] = uritemplate.Key(t)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -272,26 +275,26 @@ func (r *Registry) RemoveResourceTemplates(uriTemplates ...string) int {
 	return len(perms)
 }
 
-// templateByURI returns the template registered under uriTemplate, in
-// any spelling of its literals: the target a caller's permission is
-// checked against, and its completers.
-func (r *Registry) templateByURI(uriTemplate string) (*Target, map[string]Completer, bool) {
+// templateByURI returns the target of the template registered under
+// uriTemplate, in any spelling of its literals, for the permission gate
+// and completion/complete, or nil.
+func (r *Registry) templateByURI(uriTemplate string) *Target {
 	byKey := r.resources().tmpl.byKey
 	e := byKey[uriTemplate] // a template as listed is usually its own key
 	if e == nil {
-		e = byKey[templateKey(uriTemplate)]
+		e = byKey[uritemplate.Key(uriTemplate)]
 	}
 	if e == nil {
-		return nil, nil, false
+		return nil
 	}
-	return &e.target, e.Complete, true
+	return &e.target
 }
 
 // matchTemplate returns the first template uri, in normal form, matches,
 // filling vars when it is not nil.
 func (t *resourceTable) matchTemplate(uri string, vars map[string]string) *templateEntry {
 	for _, e := range t.tmpl.list {
-		if e.tmpl.match(uri, vars) {
+		if e.tmpl.Match(uri, vars) {
 			return e
 		}
 	}
@@ -311,6 +314,7 @@ func prepareResource(res Resource) *resourceEntry {
 		panic(fmt.Sprintf("mcpmw: resource %q: the URI has no normal form: %v", res.URI, err))
 	}
 	e := &resourceEntry{Resource: res, norm: norm, target: Target{Kind: "resource", Name: res.URI, Permission: res.Permission}}
+	e.target.found = e
 	for v := range revisionCount {
 		enc, err := appendResourceDef(nil, &res, v)
 		if err != nil {
@@ -342,7 +346,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	fail := func(format string, a ...any) {
 		panic(fmt.Sprintf("mcpmw: resource template %q: ", t.URITemplate) + fmt.Sprintf(format, a...))
 	}
-	tmpl, err := parseURITemplate(t.URITemplate)
+	tmpl, err := uritemplate.Parse(t.URITemplate)
 	switch {
 	case err != nil:
 		fail("%v", err)
@@ -357,12 +361,12 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	}
 	for name, c := range t.Complete {
 		found := false
-		for _, n := range tmpl.names {
+		for _, n := range tmpl.Names() {
 			found = found || n == name
 		}
 		switch {
 		case !found:
-			fail("Complete names the variable %q, which the template does not have (it has %v)", name, tmpl.names)
+			fail("Complete names the variable %q, which the template does not have (it has %v)", name, tmpl.Names())
 		case c == nil:
 			fail("the Completer of %q is nil", name)
 		}
@@ -370,6 +374,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	t.Complete = maps.Clone(t.Complete) // looked up at every completion/complete: the caller's map may change
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,
 		target: Target{Kind: "resource template", Name: t.URITemplate, Permission: t.Permission}}
+	e.target.found = e
 	for v := range revisionCount {
 		enc, err := appendTemplateDef(nil, &t, v)
 		if err != nil {
@@ -383,7 +388,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 // appendResourceDef encodes a Resource as revision v defines it.
 func appendResourceDef(dst []byte, r *Resource, v revision) ([]byte, error) {
 	dst = append(dst, `{"uri":`...)
-	dst = appendString(dst, r.URI)
+	dst = jsonwire.AppendString(dst, r.URI)
 	dst = appendDescriptor(dst, r.Name, r.Title, r.Description, r.MimeType, r.Icons, v)
 	if r.Size > 0 {
 		dst = append(dst, `,"size":`...)
@@ -396,7 +401,7 @@ func appendResourceDef(dst []byte, r *Resource, v revision) ([]byte, error) {
 // appendTemplateDef encodes a ResourceTemplate as revision v defines it.
 func appendTemplateDef(dst []byte, t *ResourceTemplate, v revision) ([]byte, error) {
 	dst = append(dst, `{"uriTemplate":`...)
-	dst = appendString(dst, t.URITemplate)
+	dst = jsonwire.AppendString(dst, t.URITemplate)
 	dst = appendDescriptor(dst, t.Name, t.Title, t.Description, t.MimeType, t.Icons, v)
 	dst, err := appendAnnotations(dst, t.Annotations)
 	return append(dst, '}'), err
@@ -405,13 +410,13 @@ func appendTemplateDef(dst []byte, t *ResourceTemplate, v revision) ([]byte, err
 // appendDescriptor appends the members resources and templates share.
 func appendDescriptor(dst []byte, name, title, description, mimeType string, icons []Icon, v revision) []byte {
 	dst = append(dst, `,"name":`...)
-	dst = appendString(dst, name)
+	dst = jsonwire.AppendString(dst, name)
 	for _, f := range [...]struct{ k, v string }{{"title", title}, {"description", description}, {"mimeType", mimeType}} {
 		if f.v != "" {
 			dst = append(dst, ',')
-			dst = appendString(dst, f.k)
+			dst = jsonwire.AppendString(dst, f.k)
 			dst = append(dst, ':')
-			dst = appendString(dst, f.v)
+			dst = jsonwire.AppendString(dst, f.v)
 		}
 	}
 	if len(icons) > 0 && v.icons() {
@@ -427,17 +432,17 @@ func appendContents(dst []byte, c *ResourceContents, uri string) []byte {
 		uri = c.URI
 	}
 	dst = append(dst, `{"uri":`...)
-	dst = appendString(dst, uri)
+	dst = jsonwire.AppendString(dst, uri)
 	if c.MimeType != "" {
 		dst = append(dst, `,"mimeType":`...)
-		dst = appendString(dst, c.MimeType)
+		dst = jsonwire.AppendString(dst, c.MimeType)
 	}
 	if c.Blob != nil {
 		dst = append(dst, `,"blob":`...)
-		dst = appendBase64(dst, c.Blob)
+		dst = jsonwire.AppendBase64(dst, c.Blob)
 	} else {
 		dst = append(dst, `,"text":`...)
-		dst = appendString(dst, c.Text)
+		dst = jsonwire.AppendString(dst, c.Text)
 	}
 	return append(dst, '}')
 }

@@ -45,27 +45,25 @@ func TestResourceChangesNotifyWatchers(t *testing.T) {
 
 	assert.Equal(t, 1, reg.RemoveResourceTemplates("t://{id}"))
 	assert.Equal(t, []Event{{Method: ResourcesListChanged, Permission: "tmpl"}}, events())
-	assert.Equal(t, 0, reg.Len(), "tools untouched")
+	assert.Equal(t, 0, reg.NumTools(), "tools untouched")
 }
 
 func TestTemplateByURI(t *testing.T) {
 	t.Parallel()
 	var reg Registry
-	_, _, ok := reg.templateByURI("t://{id}")
-	assert.False(t, ok, "the zero Registry")
+	assert.Nil(t, reg.templateByURI("t://{id}"), "the zero Registry")
 	complete := func(context.Context, Caller, CompletionRequest) (Completion, error) {
 		return Completion{Values: []string{"1"}}, nil
 	}
 	reg.AddResourceTemplates(ResourceTemplate{URITemplate: "t://{id}", Name: "t", Permission: "notes",
 		Read:     func(context.Context, Caller, string, map[string]string) ([]ResourceContents, error) { return nil, nil },
 		Complete: map[string]Completer{"id": complete}})
-	target, completers, ok := reg.templateByURI("t://{id}")
-	require.True(t, ok)
+	target := reg.templateByURI("t://{id}")
+	require.NotNil(t, target)
 	assert.Equal(t, Permission("notes"), target.Permission)
 	assert.Equal(t, "t://{id}", target.Name)
-	require.Contains(t, completers, "id")
-	_, _, ok = reg.templateByURI("t://1")
-	assert.False(t, ok, "exactly the template, not a URI it matches")
+	require.Contains(t, completers(target), "id")
+	assert.Nil(t, reg.templateByURI("t://1"), "exactly the template, not a URI it matches")
 }
 
 // A table already published is never written to: a request holding it

@@ -458,7 +458,7 @@ func TestResourcesSubscribeLegacyOnly(t *testing.T) {
 func TestResourcesCapabilityOnlyWithResources(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("1", "server/discover", ""))
@@ -918,5 +918,38 @@ func TestTemplateListEntryCannotLookLikeAGate(t *testing.T) {
 		code, text := readText(t, h, mcpmw.Version20251125, "reader", uri)
 		assert.Equal(t, 403, code, uri)
 		assert.NotContains(t, text, "the salaries")
+	}
+}
+
+// canCounter is a caller holding "read" that counts the Can calls made.
+type canCounter struct{ n atomic.Int32 }
+
+func (c *canCounter) Can(p mcpmw.Permission) bool { c.n.Add(1); return p == "read" }
+
+// resources/templates/list is paged like tools/list: the caller's
+// permissions are asked once per distinct permission (not once per
+// template), and the page for that set is built once and then reused.
+func TestTemplatesListAsksEachPermissionOnce(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	read := func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+		return nil, nil
+	}
+	for _, u := range []string{"a://{x}", "b://{x}", "c://{x}", "d://{x}"} {
+		perm := mcpmw.Permission("read")
+		if u == "d://{x}" {
+			perm = "write"
+		}
+		reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: u, Name: u[:1], Permission: perm, Read: read})
+	}
+	caller := &canCounter{}
+	h := mcpmw.New(&reg, mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return caller, nil }), &spy{}, nil)
+	for range 2 {
+		caller.n.Store(0)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", "resources/templates/list", ""))
+		require.Equal(t, 200, w.Code)
+		assert.Equal(t, 3, strings.Count(w.Body.String(), `"uriTemplate"`), w.Body.String())
+		assert.EqualValues(t, 2, caller.n.Load(), "Can once per distinct permission")
 	}
 }

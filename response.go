@@ -1,8 +1,12 @@
 package mcpmw
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A Response is what a Dispatcher returns: a JSON-RPC result or error, and
@@ -27,6 +31,12 @@ type Response struct {
 	// Cause is a server-side problem behind an error, for the log: it is
 	// logged with the request and never sent to the client.
 	Cause error
+	// Then, in the Response of a Method whose Lifetime is LifetimeStream,
+	// serves the rest of its stream: the handler makes the record of this
+	// Response (the stream's opening), then calls Then with the request's
+	// context, and sends the Response it returns as the stream's last
+	// event. Elsewhere it is a mistake: the answer is -32603.
+	Then func(ctx context.Context) *Response
 
 	// encoded marks a Result this package encoded for the request's
 	// revision: valid JSON, complete, written as it is without being
@@ -39,13 +49,11 @@ type Response struct {
 // json.RawMessage is used as is). v must encode to a JSON object.
 func ResultResponse(v any) *Response {
 	raw, err := json.Marshal(v)
-	if err == nil && kindOf(raw) != kindObject {
-		err = fmt.Errorf("result is %s, not an object", kindOf(raw))
+	if err == nil && jsonwire.KindOf(raw) != jsonwire.KindObject {
+		err = fmt.Errorf("result is %s, not an object", jsonwire.KindOf(raw))
 	}
 	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Cause = fmt.Errorf("mcpmw.ResultResponse: %w", err)
-		return resp
+		return internalError("", fmt.Errorf("mcpmw.ResultResponse: %w", err), "")
 	}
 	return &Response{Result: raw}
 }
@@ -63,6 +71,58 @@ func plural(n int) string {
 // ErrorResponse returns a Response carrying a JSON-RPC error.
 func ErrorResponse(code int, message string) *Response {
 	return &Response{Error: &Error{Code: code, Message: message}}
+}
+
+// internalError is the answer to a request that failed on this side,
+// acting on target (its name for the record, capped; "" for none),
+// because of cause: -32603 "Internal error" for the client, the cause for
+// the log line and the record, never sent. summary, when not "", is the
+// record's summary; otherwise it says the cause.
+func internalError(target string, cause error, summary string) *Response {
+	return &Response{Error: &Error{Code: CodeInternalError, Message: "Internal error"}, Target: target, Cause: cause, Summary: summary}
+}
+
+// failed is the internalError of what (a tool, a prompt, a read...) that
+// returned err, whose text the record's summary quotes (capped).
+func failed(target, what string, err error) *Response {
+	return internalError(target, err, what+" failed: "+capEcho(err.Error()))
+}
+
+// Every result this package encodes starts and ends with the shared
+// writers below, which add what 2026-07-28 puts in every result
+// (resultType, and serverInfo in _meta) and in cacheable ones (ttlMs and
+// cacheScope), and nothing on the legacy revisions.
+
+// openResult begins a result object for revision v; its first member
+// follows.
+func openResult(dst []byte, v revision) []byte {
+	if v.envelope() {
+		return append(dst, `{"resultType":"complete",`...)
+	}
+	return append(dst, '{')
+}
+
+// closeResult ends a result object for revision v: after its last member,
+// serverMeta (`"_meta":{serverInfo}`) on 2026-07-28.
+func closeResult(dst []byte, v revision, serverMeta []byte) []byte {
+	if v.envelope() {
+		dst = append(append(dst, ','), serverMeta...)
+	}
+	return append(dst, '}')
+}
+
+// closeCachedResult ends a cacheable result object for revision v: on
+// 2026-07-28 its freshness (ttlMs) and cacheScope ("private" or "public"),
+// then serverMeta.
+func closeCachedResult(dst []byte, v revision, ttlMs int64, scope string, serverMeta []byte) []byte {
+	if v.envelope() {
+		dst = append(dst, `,"ttlMs":`...)
+		dst = strconv.AppendInt(dst, ttlMs, 10)
+		dst = append(dst, `,"cacheScope":"`...)
+		dst = append(dst, scope...)
+		dst = append(dst, '"')
+	}
+	return closeResult(dst, v, serverMeta)
 }
 
 // JSON-RPC and MCP error codes.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A ToolResult is what a tool returns: content blocks for the model, an
@@ -100,27 +102,27 @@ func EmbeddedResource(uri, mimeType, text string, data []byte) Content {
 
 func appendContent(dst []byte, c *Content) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, c.Type)
+	dst = jsonwire.AppendString(dst, c.Type)
 	switch c.Type {
 	case "text":
 		dst = append(dst, `,"text":`...)
-		dst = appendString(dst, c.Text)
+		dst = jsonwire.AppendString(dst, c.Text)
 	case "image", "audio":
 		dst = append(dst, `,"data":`...)
-		dst = appendBase64(dst, c.Data)
+		dst = jsonwire.AppendBase64(dst, c.Data)
 		dst = append(dst, `,"mimeType":`...)
-		dst = appendString(dst, c.MimeType)
+		dst = jsonwire.AppendString(dst, c.MimeType)
 	case "resource_link":
 		dst = append(dst, `,"uri":`...)
-		dst = appendString(dst, c.URI)
+		dst = jsonwire.AppendString(dst, c.URI)
 		dst = append(dst, `,"name":`...)
-		dst = appendString(dst, c.Name)
+		dst = jsonwire.AppendString(dst, c.Name)
 		for _, f := range [...]struct{ k, v string }{{"title", c.Title}, {"description", c.Description}, {"mimeType", c.MimeType}} {
 			if f.v != "" {
 				dst = append(dst, ',')
-				dst = appendString(dst, f.k)
+				dst = jsonwire.AppendString(dst, f.k)
 				dst = append(dst, ':')
-				dst = appendString(dst, f.v)
+				dst = jsonwire.AppendString(dst, f.v)
 			}
 		}
 		if c.Size > 0 {
@@ -129,17 +131,17 @@ func appendContent(dst []byte, c *Content) ([]byte, error) {
 		}
 	case "resource":
 		dst = append(dst, `,"resource":{"uri":`...)
-		dst = appendString(dst, c.URI)
+		dst = jsonwire.AppendString(dst, c.URI)
 		if c.MimeType != "" {
 			dst = append(dst, `,"mimeType":`...)
-			dst = appendString(dst, c.MimeType)
+			dst = jsonwire.AppendString(dst, c.MimeType)
 		}
 		if c.Data != nil {
 			dst = append(dst, `,"blob":`...)
-			dst = appendBase64(dst, c.Data)
+			dst = jsonwire.AppendBase64(dst, c.Data)
 		} else {
 			dst = append(dst, `,"text":`...)
-			dst = appendString(dst, c.Text)
+			dst = jsonwire.AppendString(dst, c.Text)
 		}
 		dst = append(dst, '}')
 	default:
@@ -174,19 +176,14 @@ func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, err
 		return nil, err
 	}
 	// The legacy revisions carry only an object as structuredContent.
-	carried := structured != nil && (v.anyStructuredContent() || kindOf(structured) == kindObject)
+	carried := structured != nil && (v.anyStructuredContent() || jsonwire.KindOf(structured) == jsonwire.KindObject)
 	content := r.Content
 	if structured != nil && (len(content) == 0 || !carried) {
 		// The text form, for clients that read only text, and the only form
 		// of a value a revision cannot carry as structured content.
 		content = append(content[:len(content):len(content)], TextContent(string(structured)))
 	}
-	dst := make([]byte, 0, resultSize(content, structured, serverMeta))
-	if v.envelope() {
-		dst = append(dst, `{"resultType":"complete","content":[`...)
-	} else {
-		dst = append(dst, `{"content":[`...)
-	}
+	dst := append(openResult(make([]byte, 0, resultSize(content, structured, serverMeta)), v), `"content":[`...)
 	for i := range content {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -203,11 +200,7 @@ func encodeToolResult(r *ToolResult, v revision, serverMeta []byte) ([]byte, err
 	if r.IsError {
 		dst = append(dst, `,"isError":true`...)
 	}
-	if v.envelope() {
-		dst = append(dst, ',')
-		dst = append(dst, serverMeta...)
-	}
-	return append(dst, '}'), nil
+	return closeResult(dst, v, serverMeta), nil
 }
 
 // encodeStructured encodes a result's structured content as valid UTF-8

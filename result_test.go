@@ -17,7 +17,7 @@ import (
 func callResult(t *testing.T, res mcpmw.ToolResult) map[string]string {
 	t.Helper()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "r", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	reg.AddTools(mcpmw.Tool{Name: "r", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		return res, nil
 	}})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Server: mcpmw.Implementation{Name: "s", Version: "1"}})
@@ -94,7 +94,7 @@ func TestToolResultEncoding(t *testing.T) {
 func TestToolResultBadContent(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "bad", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	reg.AddTools(mcpmw.Tool{Name: "bad", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		return mcpmw.ToolResult{Content: []mcpmw.Content{{Type: "video"}}}, nil
 	}}, mcpmw.Tool{Name: "unencodable", Description: "d", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		return mcpmw.StructuredResult(map[string]any{"ch": make(chan int)}), nil

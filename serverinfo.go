@@ -1,6 +1,10 @@
 package mcpmw
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
+)
 
 // Implementation describes this server to clients (serverInfo).
 type Implementation struct {
@@ -40,10 +44,10 @@ func appendIcons(dst []byte, icons []Icon) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"src":`...)
-		dst = appendString(dst, ic.Src)
+		dst = jsonwire.AppendString(dst, ic.Src)
 		if ic.MimeType != "" {
 			dst = append(dst, `,"mimeType":`...)
-			dst = appendString(dst, ic.MimeType)
+			dst = jsonwire.AppendString(dst, ic.MimeType)
 		}
 		if len(ic.Sizes) > 0 {
 			dst = append(dst, `,"sizes":[`...)
@@ -51,13 +55,13 @@ func appendIcons(dst []byte, icons []Icon) []byte {
 				if j > 0 {
 					dst = append(dst, ',')
 				}
-				dst = appendString(dst, s)
+				dst = jsonwire.AppendString(dst, s)
 			}
 			dst = append(dst, ']')
 		}
 		if ic.Theme != "" {
 			dst = append(dst, `,"theme":`...)
-			dst = appendString(dst, ic.Theme)
+			dst = jsonwire.AppendString(dst, ic.Theme)
 		}
 		dst = append(dst, '}')
 	}
@@ -67,21 +71,21 @@ func appendIcons(dst []byte, icons []Icon) []byte {
 // appendImplementation encodes impl as the revision v defines it.
 func appendImplementation(dst []byte, impl Implementation, v revision) []byte {
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, impl.Name)
+	dst = jsonwire.AppendString(dst, impl.Name)
 	if impl.Title != "" {
 		dst = append(dst, `,"title":`...)
-		dst = appendString(dst, impl.Title)
+		dst = jsonwire.AppendString(dst, impl.Title)
 	}
 	dst = append(dst, `,"version":`...)
-	dst = appendString(dst, impl.Version)
+	dst = jsonwire.AppendString(dst, impl.Version)
 	if v.icons() {
 		if impl.Description != "" {
 			dst = append(dst, `,"description":`...)
-			dst = appendString(dst, impl.Description)
+			dst = jsonwire.AppendString(dst, impl.Description)
 		}
 		if impl.WebsiteURL != "" {
 			dst = append(dst, `,"websiteUrl":`...)
-			dst = appendString(dst, impl.WebsiteURL)
+			dst = jsonwire.AppendString(dst, impl.WebsiteURL)
 		}
 		if len(impl.Icons) > 0 {
 			dst = append(dst, `,"icons":`...)

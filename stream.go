@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // A request normally gets one JSON answer. When a tool reports progress or
@@ -79,15 +81,6 @@ type stream struct {
 	err      error                    // the first write error
 }
 
-// streamFrom returns the stream of the request whose method ctx serves, or
-// nil when it has none.
-func streamFrom(ctx context.Context) *stream {
-	if info := callFrom(ctx); info != nil {
-		return info.stream
-	}
-	return nil
-}
-
 // openStream prepares s as the event stream of a request whose method may
 // stream, and reports whether it is one: when the client accepts
 // text/event-stream and asked for progress or log messages, or speaks a
@@ -96,14 +89,14 @@ func streamFrom(ctx context.Context) *stream {
 // exchange's own storage, so a stream costs no allocation.
 func openStream(s *stream, w http.ResponseWriter, h http.Header, req *Request, legacyLevel LogLevel) bool {
 	var token json.RawMessage
-	if t := req.metaParam("progressToken"); kindOf(t) == kindString || kindOf(t) == kindNumber {
+	if t := req.metaParam("progressToken"); jsonwire.KindOf(t) == jsonwire.KindString || jsonwire.KindOf(t) == jsonwire.KindNumber {
 		token = json.RawMessage(t)
 	}
 	minLevel := 0
 	if legacyLevel != "" {
 		if req.revision().legacy() {
 			minLevel = legacyLevel.rank()
-		} else if lv, ok := unquote(req.metaParam(metaLogLevel)); ok {
+		} else if lv, ok := jsonwire.Unquote(req.metaParam(metaLogLevel)); ok {
 			minLevel = LogLevel(lv).rank()
 		}
 	}
@@ -167,7 +160,7 @@ func Progress(ctx context.Context, progress, total float64, message string) erro
 	}
 	if message != "" {
 		msg = append(msg, `,"message":`...)
-		msg = appendString(msg, message)
+		msg = jsonwire.AppendString(msg, message)
 	}
 	msg = append(msg, "}}"...)
 	if err := s.sendLocked(ctx, msg); err != nil {
@@ -211,7 +204,7 @@ func Log(ctx context.Context, level LogLevel, logger string, data any) error {
 	msg = append(msg, '"')
 	if logger != "" {
 		msg = append(msg, `,"logger":`...)
-		msg = appendString(msg, logger)
+		msg = jsonwire.AppendString(msg, logger)
 	}
 	msg = append(msg, `,"data":`...)
 	msg = append(msg, raw...)

@@ -46,7 +46,7 @@ func TestToolTimeoutHoldsWhenTheClientStopsReading(t *testing.T) {
 			}
 			ended := make(chan ending, 1)
 			var reg mcpmw.Registry
-			reg.Add(mcpmw.Tool{Name: "flood", Description: "Notifies until it cannot.", Permission: "read", Timeout: timeout,
+			reg.AddTools(mcpmw.Tool{Name: "flood", Description: "Notifies until it cannot.", Permission: "read", Timeout: timeout,
 				Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 					start := time.Now()
 					for i := 1; i <= 2000; i++ { // bounded: 2000 × 64 KiB is far more than any socket buffer

@@ -135,7 +135,7 @@ func TestStreamsOutliveTheEventDeadline(t *testing.T) {
 	progress := func(ctx context.Context) error { return mcpmw.Progress(ctx, 1, 2, "begun") }
 	logged := func(ctx context.Context) error { return mcpmw.Log(ctx, mcpmw.LogInfo, "worker", "begun") }
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "progress_then_quiet", Description: "Reports, then works.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "progress_then_quiet", Description: "Reports, then works.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			if err := progress(ctx); err != nil {
 				return mcpmw.ToolResult{}, err
@@ -208,7 +208,7 @@ func TestStreamsOutliveTheEventDeadline(t *testing.T) {
 // deadline of the request's write, bounds the wait.
 func TestLegacyAskAnsweredAfterTheEventDeadline(t *testing.T) {
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "confirm", Description: "Asks, then acts.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "confirm", Description: "Asks, then acts.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			ans, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Go on?", confirmForm))
 			if err != nil {

@@ -67,7 +67,7 @@ func notifier(calls func(ctx context.Context) error) mcpmw.Tool {
 func progressHandler(t *testing.T, tool mcpmw.Tool, opts *mcpmw.Options) (http.Handler, *spy) {
 	t.Helper()
 	var reg mcpmw.Registry
-	reg.Add(tool)
+	reg.AddTools(tool)
 	a := &spy{}
 	return mcpmw.New(&reg, tokenAuthn, a, opts), a
 }
@@ -195,7 +195,7 @@ func TestProgressWithoutATokenSendsNothing(t *testing.T) {
 func TestErrorsBeforeTheStreamKeepTheirStatus(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "needs_sampling", Description: "d", Permission: "read", RequiredClientCapabilities: []string{"sampling"},
+	reg.AddTools(mcpmw.Tool{Name: "needs_sampling", Description: "d", Permission: "read", RequiredClientCapabilities: []string{"sampling"},
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			_ = mcpmw.Progress(ctx, 1, 0, "")
 			return mcpmw.TextResult("ran"), nil
@@ -350,7 +350,7 @@ func TestClientDisconnectCancelsTheTool(t *testing.T) {
 			t.Parallel()
 			started, ended := make(chan struct{}, 1), make(chan error, 1)
 			var reg mcpmw.Registry
-			reg.Add(blocking(started, ended))
+			reg.AddTools(blocking(started, ended))
 			a := &spy{}
 			srv := httptest.NewServer(mcpmw.New(&reg, tokenAuthn, a, nil))
 			defer srv.Close()
@@ -385,7 +385,7 @@ func TestLegacyCancelledNotification(t *testing.T) {
 	t.Parallel()
 	started, ended := make(chan struct{}, 1), make(chan error, 1)
 	var reg mcpmw.Registry
-	reg.Add(blocking(started, ended))
+	reg.AddTools(blocking(started, ended))
 	a := &spy{}
 	h := mcpmw.New(&reg, tokenAuthn, a, nil)
 
@@ -431,10 +431,10 @@ func TestToolTimeout(t *testing.T) {
 	started, ended := make(chan struct{}, 2), make(chan error, 2)
 	slow := blocking(started, ended)
 	var reg mcpmw.Registry
-	reg.Add(slow)
+	reg.AddTools(slow)
 	quick := slow
 	quick.Name, quick.Timeout = "wait_quick", 20*time.Millisecond
-	reg.Add(quick)
+	reg.AddTools(quick)
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{ToolTimeout: 30 * time.Millisecond})
 	for _, name := range []string{"wait", "wait_quick"} {
 		w := httptest.NewRecorder()

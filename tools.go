@@ -1,166 +1,312 @@
 package mcpmw
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
+	"github.com/mcpmw/mcpmw/internal/schemawalk"
 )
 
-// toolMethods serves tools/list and tools/call from a Registry.
-type toolMethods struct {
-	asking   *asking // rounds of asking the client (Ask)
-	reg      *Registry
-	timeout  time.Duration // Options.ToolTimeout
-	pageSize int
-	ttl      time.Duration
-	ad       *advertisement // for serverInfo in results
-	pages    listPages[*entry]
+// A Tool is an operation a caller's model may invoke. It is a plain value:
+// build it with a struct literal and add it to a Registry (AddTools) at
+// startup.
+type Tool struct {
+	// Name identifies the tool: 1 to 64 characters of [A-Za-z0-9_.-].
+	Name string
+	// Title is an optional display name; Description tells the model what
+	// the tool does and when to use it.
+	Title, Description string
+	// Permission is what a caller must be able to do (Caller.Can) to see
+	// the tool in tools/list and to call it. It is required: a tool every
+	// caller may use still names a permission every caller has. See
+	// Permission for what a caller without it learns.
+	Permission Permission
+	// InputSchema is the JSON Schema (2020-12) of the arguments, as raw
+	// JSON whose root is {"type":"object",...}. It is sent exactly as given
+	// (whitespace removed). Nil means a tool without arguments.
+	InputSchema json.RawMessage
+	// Sensitive lists the arguments whose values must not leave the
+	// process through the library, as JSON pointers (RFC 6901) into the
+	// arguments: "/password", "/card/number", with "*" standing for every
+	// member of an object or element of an array ("/cards/*/cvc", "/*"
+	// for every argument). Each must name a member the InputSchema
+	// declares. The audit record (and so LogAuditor, JSONAuditor and an
+	// Observer), and every message and isError text the handler builds,
+	// carry "[redacted]" in place of such a value; the tool still gets it
+	// as sent. Nil means none: such a tool pays nothing. See the README's
+	// "Sensitive arguments" for what is redacted where.
+	Sensitive []string
+	// OutputSchema optionally describes StructuredContent. Clients of the
+	// legacy revisions only accept an object-rooted one; others are left out
+	// of what they are sent.
+	OutputSchema json.RawMessage
+	// ReadOnly, Destructive, Idempotent and OpenWorld are the behaviour
+	// hints of the tool's annotations. An unset hint is left off the wire,
+	// so the client applies the specification's default (destructive and
+	// open-world default to true).
+	ReadOnly, Destructive, Idempotent, OpenWorld Hint
+	// Icons are optional images for the tool; 2025-06-18 clients get none.
+	Icons []Icon
+	// RequiredClientCapabilities lists client capabilities the tool cannot work
+	// without, as dotted paths into the client's capabilities object:
+	// "sampling", "elicitation.url", "roots". A 2026-07-28 request whose
+	// clientCapabilities lack one is refused with -32021 (HTTP 400) before
+	// the tool runs. Legacy requests carry no per-request capabilities and
+	// are not checked.
+	RequiredClientCapabilities []string
+	// Timeout bounds one call of the tool, overriding Options.ToolTimeout.
+	Timeout time.Duration
+	// Call runs the tool. It returns a result, or an error:
+	//   - an *ArgError (as from Args.Err) becomes an isError result naming
+	//     the argument, so the model can correct itself;
+	//   - an *Error is sent as that JSON-RPC error;
+	//   - any other error becomes -32603 "Internal error" and a log line;
+	//     its text is not sent to the client.
+	// A failure the model should see and act on is a result with IsError set.
+	Call func(ctx context.Context, c Caller, args *Args) (ToolResult, error)
 }
 
-// methods returns the tools capability's methods.
-func (t *toolMethods) methods() []Method {
-	return []Method{
-		{Name: "tools/list", Capability: "tools", Handle: t.list, quick: true},
-		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call},
-	}
+// A Hint is a tri-state annotation value: unset, yes or no.
+type Hint uint8
+
+// Hint values, named for their type as OutcomeOK and LogDebug are: HintYes
+// reads as what it is at a use (ReadOnly: mcpmw.HintYes), where a bare Yes
+// would be a package-level word.
+const (
+	HintUnset Hint = iota // left off the wire; the client assumes the default
+	HintYes
+	HintNo
+)
+
+// toolTable is an immutable snapshot of a Registry's tools. (Each Handler
+// caches its own tools/list pages of it: listpages.go.)
+type toolTable struct {
+	catalogue[*entry]
 }
 
-// list answers tools/list with the tools the caller may use, in
-// registration order, one page at a time.
-func (t *toolMethods) list(_ context.Context, req *Request) *Response {
-	off, resp := listCursor(req, "tools:")
-	if resp != nil {
-		return resp
-	}
-	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
-	tab := t.reg.table()
-	return cachedPage(f, "tools", tab.list, tab.perms, t.pages.of(&tab.catalogue), req.Caller, req.revision(), off)
+// entry is a registered tool with its definition encoded for each revision
+// and what a tools/call naming it is checked against.
+type entry struct {
+	Tool
+	enc       [revisionCount][]byte // the definition, per revision
+	permIndex int                   // index of Permission in its table's perms
+	target    Target
+	redact    *redaction // the Sensitive pointers, compiled; nil when there are none
 }
 
-// target finds the tool a tools/call names.
-func (t *toolMethods) target(req *Request) (*Target, *Response) {
-	e, resp := t.find(req)
-	if resp != nil {
-		return nil, resp
+// AddTools registers tools. It panics, with a message naming the tool, if
+// a name is invalid or already taken, if Permission or Call is missing, if a
+// schema is not valid JSON (or, for InputSchema, not an object schema), or
+// if a Sensitive pointer is not a JSON pointer or names nothing the
+// InputSchema declares.
+// Such mistakes are found at startup, never while serving.
+func (r *Registry) AddTools(tools ...Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	add := make([]*entry, len(tools))
+	for i, t := range tools {
+		add[i] = prepare(t)
 	}
-	return &e.target, nil
+	next, perms := r.table().with("tool", add)
+	r.tabs.Store(&toolTable{catalogue: *next})
+	r.changed(ToolsListChanged, perms)
 }
 
-// find reads a tools/call's name and arguments and looks the tool up.
-func (t *toolMethods) find(req *Request) (*entry, *Response) {
-	name, ok := req.StringParam("name")
-	if !ok {
-		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: tools/call needs params.name, the tool's name as a string")
+// RemoveTools unregisters the tools named, and reports how many were
+// registered. A request already running a removed tool finishes; later
+// ones get "Unknown tool". Listeners who could see a removed tool are told
+// the list changed.
+func (r *Registry) RemoveTools(names ...string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next, perms := r.table().without(names)
+	if len(perms) == 0 {
+		return 0
 	}
-	switch args := req.Param("arguments"); kindOf(args) {
-	case kindNone, kindNull, kindObject:
-	default:
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: params.arguments must be an object, not "+kindOf(args).String())
-		resp.Target = capEcho(name)
-		return nil, resp
-	}
-	e := t.reg.table().byKey[name]
-	if e == nil {
-		resp := ErrorResponse(CodeInvalidParams, "Unknown tool: "+capEcho(name))
-		resp.Target = capEcho(name)
-		return nil, resp
-	}
-	return e, nil
+	r.tabs.Store(&toolTable{catalogue: *next})
+	r.changed(ToolsListChanged, perms)
+	return len(perms)
 }
 
-// call answers tools/call: run the tool, encode its result. The handler
-// checked the caller's permission for the tool before the middleware ran;
-// when a middleware has since pointed the request at another tool, that
-// one is checked here (the list was a courtesy; the call check is the gate).
-func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
-	e, resp := t.find(req)
-	if resp != nil {
-		return resp
+// LookupTool returns the tool registered under name (tools only; a prompt
+// or a resource of that name is not found here): a copy, whose slices (schemas,
+// icons, capabilities) the caller may change without changing the
+// registered tool.
+func (r *Registry) LookupTool(name string) (Tool, bool) {
+	if e := r.table().byKey[name]; e != nil {
+		return e.Tool.clone(), true
 	}
-	if admittedTarget(ctx) != &e.target {
-		if !req.Caller.Can(e.Permission) {
-			return deniedResponse(&e.target)
+	return Tool{}, false
+}
+
+// clone returns t with its own copies of everything it holds by
+// reference, but Call. AddTools keeps a clone, so that a caller changing
+// the slices it registered (or LookupTool returned) changes nothing
+// registered.
+func (t Tool) clone() Tool {
+	t.InputSchema = bytes.Clone(t.InputSchema)
+	t.OutputSchema = bytes.Clone(t.OutputSchema)
+	t.Icons = cloneIcons(t.Icons)
+	t.RequiredClientCapabilities = slices.Clone(t.RequiredClientCapabilities)
+	return t
+}
+
+// NumTools returns the number of registered tools. Prompts, resources and
+// resource templates are not counted.
+func (r *Registry) NumTools() int { return len(r.table().list) }
+
+var emptyTable = &toolTable{}
+
+func (r *Registry) table() *toolTable {
+	if t := r.tabs.Load(); t != nil {
+		return t
+	}
+	return emptyTable
+}
+
+// validToolName reports whether name is 1-64 characters of [A-Za-z0-9_.-].
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
 		}
-		if resp := clientCapabilityError(&e.target, req); resp != nil {
-			return resp
+	}
+	return true
+}
+
+var noArgsSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
+
+// prepare validates t and encodes its definition for each revision. The
+// entry keeps its own copy of t: the caller's slices may change later.
+func prepare(t Tool) *entry {
+	t = t.clone()
+	if !validToolName(t.Name) {
+		panic(fmt.Sprintf("mcpmw: tool name %q is invalid: use 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', '-'", t.Name))
+	}
+	if t.Permission == "" {
+		panic(fmt.Sprintf("mcpmw: tool %q has no Permission; name one that every permitted caller has", t.Name))
+	}
+	if t.Call == nil {
+		panic(fmt.Sprintf("mcpmw: tool %q has no Call func", t.Name))
+	}
+	in := t.InputSchema
+	if len(bytes.TrimSpace(in)) == 0 {
+		in = noArgsSchema
+	}
+	in = compactSchema(t.Name, "InputSchema", in)
+	checkSchemaTypes(t.Name, "InputSchema", in)
+	var ms []jsonwire.Member
+	ms, _ = jsonwire.ObjectMembers(in, ms)
+	if typ, _ := jsonwire.Unquote(jsonwire.Lookup(ms, "type")); typ != "object" {
+		panic(fmt.Sprintf("mcpmw: tool %q: InputSchema must have \"type\": \"object\" at its root", t.Name))
+	}
+	t.InputSchema = in
+	t.Sensitive = append([]string(nil), t.Sensitive...) // the caller's slice may change; LookupTool returns this copy
+	red := compileSensitive(t.Name, t.Sensitive, in)
+	var outObject bool
+	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
+		t.OutputSchema = compactSchema(t.Name, "OutputSchema", t.OutputSchema)
+		checkSchemaTypes(t.Name, "OutputSchema", t.OutputSchema)
+		ms, _ = jsonwire.ObjectMembers(t.OutputSchema, ms[:0])
+		typ, _ := jsonwire.Unquote(jsonwire.Lookup(ms, "type"))
+		outObject = typ == "object"
+	} else {
+		t.OutputSchema = nil
+	}
+	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
+		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in, red)}}
+	e.target.found = e
+	if len(t.RequiredClientCapabilities) > 0 {
+		e.target.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
+	}
+	for v := range revisionCount {
+		e.enc[v] = appendToolDef(nil, &t, v, outObject)
+	}
+	return e
+}
+
+func compactSchema(tool, field string, raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		panic(fmt.Sprintf("mcpmw: tool %q: %s is not valid JSON: %v", tool, field, err))
+	}
+	if jsonwire.KindOf(buf.Bytes()) != jsonwire.KindObject {
+		panic(fmt.Sprintf("mcpmw: tool %q: %s must be a JSON object", tool, field))
+	}
+	return buf.Bytes()
+}
+
+// checkSchemaTypes panics, naming the tool, the field and the JSON pointer,
+// on a "type" anywhere in the schema raw (under properties, items, $defs,
+// allOf, if/then/else...) that names no JSON Schema type, or is an empty
+// list: a misspelt "integr" is sent to every client, and a validator
+// refuses every call, blaming the caller. (The typed package checks the
+// whole schema against the JSON Schema meta-schema.)
+func checkSchemaTypes(tool, field string, raw json.RawMessage) {
+	var doc any
+	_ = json.Unmarshal(raw, &doc) // compactSchema has checked it
+	schemawalk.Walk(doc, "", func(ptr string, s map[string]any) bool {
+		if typ, ok := s["type"]; ok {
+			if p := schemawalk.TypeProblem(typ); p != "" {
+				panic(fmt.Sprintf("mcpmw: tool %q: %s: %s/type: %s", tool, field, ptr, p))
+			}
 		}
-	}
-	ctx, rnd, resp := t.asking.begin(ctx, req, e.Name)
-	if resp != nil {
-		return resp
-	}
-	res, err := t.run(ctx, req, e)
-	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient { // a cancelled tool answers isError, below
-		return clientGone(ctx, e.Name)
-	}
-	if resp, asked := t.asking.inputRequired(req, e.Name, rnd, err); asked {
-		return resp
-	}
-	if err != nil {
-		return t.toolError(req, e.Name, e.redact != nil, err)
-	}
-	body, err := encodeToolResult(&res, req.revision(), t.ad.serverMeta)
-	if err != nil {
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = e.Name, err, "tool failed: its result cannot be sent: "+capEcho(err.Error())
-		return resp
-	}
-	resp = &Response{Result: body, Target: e.Name, Summary: "ok", encoded: true}
-	if res.IsError {
-		resp.Outcome = OutcomeError
-		resp.Summary = "tool reported an error: " + capEcho(res.AllText())
-	}
-	return resp
+		return true
+	})
 }
 
-// errToolTimeout is the cause of a tool's context when its time is up.
-var errToolTimeout = errors.New("mcpmw: tool timeout")
-
-// run calls the tool with its deadline. A tool the client cancelled
-// (notifications/cancelled, legacy) or that ran out of time answers an
-// isError result saying so.
-func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResult, error) {
-	limit := e.Timeout
-	if limit == 0 {
-		limit = t.timeout
+func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = jsonwire.AppendString(dst, t.Name)
+	if t.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = jsonwire.AppendString(dst, t.Title)
 	}
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, limit, errToolTimeout)
-		defer cancel()
+	if t.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = jsonwire.AppendString(dst, t.Description)
 	}
-	res, err := e.Call(ctx, req.Caller, NewArgs(req.Param("arguments")))
-	switch context.Cause(ctx) {
-	case errToolTimeout:
-		return ErrorResult("The tool %q did not finish within %v and was stopped. Try again with a smaller request.", e.Name, limit), nil
-	case errCancelledByClient:
-		return ErrorResult("The call was cancelled by the client."), nil
+	if len(t.Icons) > 0 && v.icons() {
+		dst = append(dst, `,"icons":`...)
+		dst = appendIcons(dst, t.Icons)
 	}
-	return res, err
-}
-
-// toolError turns an error returned by a tool into its Response. For a
-// tool with sensitive arguments (redact), an argument error quoting a
-// value is answered and recorded with the value redacted.
-func (t *toolMethods) toolError(req *Request, tool string, redact bool, err error) *Response {
-	var ae *ArgError
-	var je *Error
-	var ke *AskError
-	switch {
-	case errors.As(err, &ae):
-		text := ae.text(redact)
-		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", text)
-		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
-		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(text), encoded: true}
-	case errors.As(err, &ke):
-		res := ErrorResult("%s", ke.Error())                               // the client's words in it are capped
-		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
-		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ke.Error()), encoded: true}
-	case errors.As(err, &je):
-		return &Response{Error: je, Target: tool, Summary: capEcho(je.Message)}
-	default:
-		resp := ErrorResponse(CodeInternalError, "Internal error")
-		resp.Target, resp.Cause, resp.Summary = tool, err, "tool failed: "+capEcho(err.Error())
-		return resp
+	dst = append(dst, `,"inputSchema":`...)
+	dst = append(dst, t.InputSchema...)
+	if t.OutputSchema != nil && (outObject || v.anyStructuredContent()) {
+		dst = append(dst, `,"outputSchema":`...)
+		dst = append(dst, t.OutputSchema...)
 	}
+	if t.ReadOnly|t.Destructive|t.Idempotent|t.OpenWorld != HintUnset {
+		dst = append(dst, `,"annotations":{`...)
+		sep := false
+		for _, h := range []struct {
+			name string
+			v    Hint
+		}{{"readOnlyHint", t.ReadOnly}, {"destructiveHint", t.Destructive}, {"idempotentHint", t.Idempotent}, {"openWorldHint", t.OpenWorld}} {
+			if h.v == HintUnset {
+				continue
+			}
+			if sep {
+				dst = append(dst, ',')
+			}
+			sep = true
+			dst = jsonwire.AppendString(dst, h.name)
+			if h.v == HintYes {
+				dst = append(dst, ":true"...)
+			} else {
+				dst = append(dst, ":false"...)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
 }

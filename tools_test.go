@@ -20,7 +20,7 @@ func TestToolsListPagination(t *testing.T) {
 		if i%2 == 1 {
 			capability = "write"
 		}
-		reg.Add(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Description: "d", Permission: capability, Call: noop})
+		reg.AddTools(mcpmw.Tool{Name: fmt.Sprintf("t%d", i), Description: "d", Permission: capability, Call: noop})
 	}
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{PageSize: 2})
 	walk := func(token string) (names []string, pages int) {
@@ -69,7 +69,7 @@ func TestToolCallChecksCapabilityAgain(t *testing.T) {
 	t.Parallel()
 	ran := false
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "drop", Description: "d", Permission: "admin", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	reg.AddTools(mcpmw.Tool{Name: "drop", Description: "d", Permission: "admin", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 		ran = true
 		return mcpmw.TextResult("dropped"), nil
 	}})

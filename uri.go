@@ -2,8 +2,9 @@ package mcpmw
 
 import (
 	"errors"
-	"strconv"
 	"strings"
+
+	"github.com/mcpmw/mcpmw/internal/urisyntax"
 )
 
 // One view of a resource URI. A client may spell one URI several ways
@@ -42,7 +43,7 @@ import (
 // one. A URI already in normal form is returned as it is, without
 // allocating.
 func normalURI(uri string) (string, error) {
-	n, err := normalPercent(uri, schemeLen(uri))
+	n, err := urisyntax.NormalizePercent(uri, urisyntax.SchemeLen(uri))
 	if err != nil {
 		return "", err
 	}
@@ -52,88 +53,13 @@ func normalURI(uri string) (string, error) {
 	return n, nil
 }
 
-// normalPercent returns s with its first scheme bytes lower-cased and
-// its percent-encoding normalised (see normalURI), allocating only when
-// something changes.
-func normalPercent(s string, scheme int) (string, error) {
-	var b []byte // nil until the first byte that changes
-	start := func(i int) {
-		if b == nil {
-			b = make([]byte, 0, len(s)+16)
-			b = append(b, s[:i]...)
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case i < scheme:
-			if 'A' <= c && c <= 'Z' {
-				start(i)
-				c += 'a' - 'A'
-			}
-			if b != nil {
-				b = append(b, c)
-			}
-		case c == '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return "", errors.New("the '%' at offset " + strconv.Itoa(i) + " starts no percent-encoded octet (write %25 for a '%')")
-			}
-			switch o := unhex(s[i+1])<<4 | unhex(s[i+2]); {
-			case unreserved(o):
-				start(i)
-				b = append(b, o)
-			case s[i+1] >= 'a' || s[i+2] >= 'a':
-				start(i)
-				b = appendPercent(b, o)
-			case b != nil:
-				b = append(b, s[i:i+3]...)
-			}
-			i += 2
-		case unreserved(c) || reservedChar(c):
-			if b != nil {
-				b = append(b, c)
-			}
-		default:
-			start(i)
-			b = appendPercent(b, c)
-		}
-	}
-	if b == nil {
-		return s, nil
-	}
-	return string(b), nil
-}
-
-// appendPercent appends the percent-encoded octet c, hex upper-case.
-func appendPercent(b []byte, c byte) []byte {
-	const hex = "0123456789ABCDEF"
-	return append(b, '%', hex[c>>4], hex[c&0xf])
-}
-
-// schemeLen returns the length of uri's scheme, without the ':', or 0
-// when it has none (RFC 3986 §3.1).
-func schemeLen(uri string) int {
-	for i := 0; i < len(uri); i++ {
-		c := uri[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case c == ':':
-			return i // 0 at offset 0: no scheme
-		default:
-			return 0
-		}
-	}
-	return 0
-}
-
 // hasScheme reports whether uri starts with an RFC 3986 scheme and ':'.
-func hasScheme(uri string) bool { return schemeLen(uri) > 0 }
+func hasScheme(uri string) bool { return urisyntax.SchemeLen(uri) > 0 }
 
 // dotSegment returns the first "." or ".." segment of the path of u, a
 // URI in normal form (so that %2E is already '.'), or "".
 func dotSegment(u string) string {
-	if n := schemeLen(u); n > 0 {
+	if n := urisyntax.SchemeLen(u); n > 0 {
 		u = u[n+1:]
 	}
 	if strings.HasPrefix(u, "//") { // the authority, up to the path
@@ -159,25 +85,4 @@ func dotSegment(u string) string {
 		}
 	}
 	return ""
-}
-
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func reservedChar(c byte) bool { return strings.IndexByte(":/?#[]@!$&'()*+,;=", c) >= 0 }
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }

@@ -1,7 +1,6 @@
 package mcpmw
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,16 +65,5 @@ func TestNormalURIOfANormalURIDoesNotAllocate(t *testing.T) {
 	uri := "file:///srv/docs/a%2Fb%C3%A9?q=1#f"
 	if allocs := testing.AllocsPerRun(100, func() { _, _ = normalURI(uri) }); allocs != 0 {
 		t.Errorf("normalURI of a normal URI allocates %v times", allocs)
-	}
-}
-
-// The character classes are RFC 3986's, byte for byte.
-func TestURICharacterClasses(t *testing.T) {
-	t.Parallel()
-	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	for c := range 256 {
-		b := byte(c)
-		assert.Equal(t, strings.IndexByte(alnum+"-._~", b) >= 0, unreserved(b), "unreserved(%q)", b)
-		assert.Equal(t, strings.IndexByte(":/?#[]@"+"!$&'()*+,;=", b) >= 0, reservedChar(b), "reservedChar(%q)", b)
 	}
 }

@@ -209,7 +209,7 @@ func newOurs(s setup, hooks bool) *mcpmw.Handler {
 // newOursWith is ours with hooks and limiter, or bare when limiter is nil.
 func newOursWith(s setup, limiter mcpmw.RateLimiter) *mcpmw.Handler {
 	var reg mcpmw.Registry
-	reg.Add(ourTools(s)...)
+	reg.AddTools(ourTools(s)...)
 	addOurExtras(&reg, s)
 	opts := &mcpmw.Options{
 		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
@@ -265,7 +265,7 @@ func newOursTyped(s setup) *mcpmw.Handler {
 	list[0] = typed.NewTool("echo", echoDescription, "read",
 		func(_ context.Context, _ mcpmw.Caller, in echoIn) (string, error) { return in.Message, nil })
 	var reg mcpmw.Registry
-	reg.Add(list...)
+	reg.AddTools(list...)
 	addOurExtras(&reg, s)
 	allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
 	noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})

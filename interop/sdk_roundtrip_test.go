@@ -184,13 +184,13 @@ func (w *wireRecorder) dump() string {
 // newRegistry returns a fresh Registry holding echo, add and secret.
 func newRegistry() *mcpmw.Registry {
 	var reg mcpmw.Registry
-	reg.Add(
+	reg.AddTools(
 		mcpmw.Tool{
 			Name:        "echo",
 			Description: "Returns the message it is given.",
 			Permission:  "read",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
-			ReadOnly:    mcpmw.Yes,
+			ReadOnly:    mcpmw.HintYes,
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				msg := args.String("message")
 				if err := args.Err(); err != nil {
@@ -205,7 +205,7 @@ func newRegistry() *mcpmw.Registry {
 			Permission:   "read",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`),
-			ReadOnly:     mcpmw.Yes,
+			ReadOnly:     mcpmw.HintYes,
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				a, b := args.Float("a"), args.Float("b")
 				if err := args.Err(); err != nil {

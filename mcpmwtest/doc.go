@@ -9,7 +9,7 @@
 //
 //	func TestEcho(t *testing.T) {
 //		var reg mcpmw.Registry
-//		reg.Add(tools.Echo)
+//		reg.AddTools(tools.Echo)
 //		authn := mcpmwtest.Tokens{"reader-token": &mcpmwtest.User{Name: "reader", Permissions: []mcpmw.Permission{"read"}}}
 //		rec := mcpmwtest.NewRecorder()
 //		srv := mcpmwtest.NewServer(t, mcpmw.New(&reg, authn, rec, nil))

@@ -20,7 +20,7 @@ var tools = struct{ Echo mcpmw.Tool }{Echo: testTools()[0]}
 // "Testing your endpoint", line for line: keep them the same.
 func TestEcho(t *testing.T) {
 	var reg mcpmw.Registry
-	reg.Add(tools.Echo)
+	reg.AddTools(tools.Echo)
 	authn := mcpmwtest.Tokens{"reader-token": &mcpmwtest.User{Name: "reader", Permissions: []mcpmw.Permission{"read"}}}
 	rec := mcpmwtest.NewRecorder()
 	srv := mcpmwtest.NewServer(t, mcpmw.New(&reg, authn, rec, nil))

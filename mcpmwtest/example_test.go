@@ -14,7 +14,7 @@ import (
 // call, a delete tool only writers may, and its auditor.
 func newEndpoint(audit mcpmw.Auditor) *mcpmw.Handler {
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	return mcpmw.New(&reg, testTokens, audit, nil)
 }
 

@@ -32,7 +32,7 @@ func testTools() []mcpmw.Tool {
 		return mcpmw.TextResult(msg), nil
 	}
 	return []mcpmw.Tool{
-		{Name: "echo", Description: "Echoes.", Permission: "read", ReadOnly: mcpmw.Yes,
+		{Name: "echo", Description: "Echoes.", Permission: "read", ReadOnly: mcpmw.HintYes,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`), Call: echo},
 		{Name: "add", Description: "Adds.", Permission: "read",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`),
@@ -48,7 +48,7 @@ func testTools() []mcpmw.Tool {
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ErrorResult("the upstream is down"), nil
 			}},
-		{Name: "note_delete", Description: "Deletes a note.", Permission: "write", Destructive: mcpmw.Yes, Call: echo},
+		{Name: "note_delete", Description: "Deletes a note.", Permission: "write", Destructive: mcpmw.HintYes, Call: echo},
 		{Name: "count", Description: "Counts to three, reporting progress.", Permission: "read",
 			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i := 1; i <= 3; i++ {
@@ -72,7 +72,7 @@ func testTools() []mcpmw.Tool {
 // newTestServer serves testTools with a Recorder as its auditor.
 func newTestServer(t *testing.T, opts *mcpmw.Options) (*mcpmwtest.Server, *mcpmwtest.Recorder) {
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	rec := mcpmwtest.NewRecorder()
 	return mcpmwtest.NewServer(t, mcpmw.New(&reg, testTokens, rec, opts)), rec
 }
@@ -333,7 +333,7 @@ func TestParamHeaders(t *testing.T) {
 func TestPathAndPlainHTTP(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpmw.New(&reg, testTokens, mcpmwtest.NewRecorder(), nil))
 	srv := mcpmwtest.NewServer(t, mux)

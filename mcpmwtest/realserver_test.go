@@ -94,7 +94,7 @@ func pingTool(name string) mcpmw.Tool {
 func realServer(t *testing.T) (*mcpmwtest.Server, *mcpmw.Handler, *mcpmw.Registry, *mcpmwtest.Recorder) {
 	t.Helper()
 	reg := &mcpmw.Registry{}
-	reg.Add(pingTool("ping"))
+	reg.AddTools(pingTool("ping"))
 	reg.AddResources(mcpmw.Resource{
 		URI: "app://about", Name: "about", Title: "About", MimeType: "text/plain", Permission: "read",
 		Read: func(_ context.Context, _ mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
@@ -316,16 +316,16 @@ func TestRealServerListen(t *testing.T) {
 	}
 
 	// Adding a tool tells every caller that may use it.
-	reg.Add(pingTool("ping2"))
+	reg.AddTools(pingTool("ping2"))
 	for _, token := range []string{"ann-token", "gus-token", "pat-token"} {
 		assert.Equal(t, mcpmw.ToolsListChanged, next(token), "after reg.Add, %s", token)
 	}
 
 	// A resources/list_changed for the audience acme reaches ann only:
-	// gus is of another tenant and pat of none. Another reg.Add then
+	// gus is of another tenant and pat of none. Another reg.AddTools then
 	// shows that nothing came to them in between.
 	require.NoError(t, h.Publish(ctx, mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read", Audience: "acme"}))
-	reg.Add(pingTool("ping3"))
+	reg.AddTools(pingTool("ping3"))
 	assert.Equal(t, mcpmw.ResourcesListChanged, next("ann-token"))
 	assert.Equal(t, mcpmw.ToolsListChanged, next("ann-token"))
 	for _, token := range []string{"gus-token", "pat-token"} {

@@ -47,7 +47,7 @@ func (c *capture) requests() []sent {
 
 func newCapture(t *testing.T) (*mcpmwtest.Server, *capture) {
 	var reg mcpmw.Registry
-	reg.Add(testTools()...)
+	reg.AddTools(testTools()...)
 	c := &capture{h: mcpmw.New(&reg, testTokens, mcpmwtest.NewRecorder(), nil)}
 	return mcpmwtest.NewServer(t, c), c
 }

@@ -30,7 +30,7 @@ func Example() {
 	})
 
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{
+	reg.AddTools(mcpmw.Tool{
 		Name: "cancel_order", Description: "Cancels an order.", Permission: "write",
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {

@@ -24,7 +24,7 @@ func Example() {
 	obs := mcpotel.NewObserver(mcpotel.WithTracerProvider(tp), mcpotel.WithPropagator(propagation.TraceContext{}))
 
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "echo", Description: "Echoes.", Permission: "read",
 		Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.TextResult(args.String("message")), args.Err()
 		}})

@@ -114,7 +114,7 @@ var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceCont
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return newHarnessOf(t, func(x *harness, reg *mcpmw.Registry) { reg.Add(tools(&x.seen)...) })
+	return newHarnessOf(t, func(x *harness, reg *mcpmw.Registry) { reg.AddTools(tools(&x.seen)...) })
 }
 
 // newHarnessOf is newHarness serving what fill adds to the registry.

@@ -241,7 +241,7 @@ func TestNestedHandler(t *testing.T) {
 	t.Parallel()
 	x := newHarness(t)
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "forward", Description: "Asks the inner endpoint.", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "forward", Description: "Asks the inner endpoint.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			w := httptest.NewRecorder()
 			x.h.ServeHTTP(w, call("echo", "", "Authorization", "Bearer nobody").WithContext(ctx))
@@ -269,7 +269,7 @@ func TestNestedHandler(t *testing.T) {
 func TestNewObserverDefaults(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(tools(&toolSeen{})...)
+	reg.AddTools(tools(&toolSeen{})...)
 	h := mcpmw.New(&reg, authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{Observer: mcpotel.NewObserver()})
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, call("echo", "", "traceparent", traceparent(headerTrace, headerSpan)))
@@ -301,7 +301,7 @@ func TestSpanStartsWithCappedValues(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	var reg mcpmw.Registry
-	reg.Add(tools(&toolSeen{})...)
+	reg.AddTools(tools(&toolSeen{})...)
 	h := mcpmw.New(&reg, authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{
 		Observer: mcpotel.NewObserver(mcpotel.WithTracerProvider(tp)),
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),

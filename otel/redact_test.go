@@ -18,7 +18,7 @@ const marker = "s3cr3t-MARKER-otel-8e2b"
 // secrets fills a registry with a tool, a prompt and a completer whose
 // arguments are sensitive.
 func secrets(_ *harness, reg *mcpmw.Registry) {
-	reg.Add(
+	reg.AddTools(
 		mcpmw.Tool{Name: "login", Description: "Logs in.", Permission: "read", Sensitive: []string{"/password", "/pin"},
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"password":{"type":"string","x-mcp-header":"Password"},"pin":{"type":"integer"}}}`),
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {

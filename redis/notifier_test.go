@@ -153,7 +153,7 @@ func TestListenersOnAnotherInstanceHearTheirTenantOnly(t *testing.T) {
 	var handlers []*mcpmw.Handler
 	for _, n := range ns {
 		var reg mcpmw.Registry
-		reg.Add(mcpmw.Tool{Name: "noop", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		reg.AddTools(mcpmw.Tool{Name: "noop", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.TextResult("ok"), nil
 		}})
 		reg.AddResources(mcpmw.Resource{URI: "notes://1", Name: "note 1", Permission: "read",

@@ -16,8 +16,8 @@
 //		func(ctx context.Context, c mcpmw.Caller, in weatherIn) (Forecast, error) {
 //			return forecasts.For(ctx, in.City, max(in.Days, 1))
 //		})
-//	weather.ReadOnly = mcpmw.Yes
-//	reg.Add(weather)
+//	weather.ReadOnly = mcpmw.HintYes
+//	reg.AddTools(weather)
 //
 // The result is a plain [mcpmw.Tool]: the fields NewTool does not set are
 // set on it, as on any other tool, so this package adds no options of its

@@ -24,7 +24,7 @@ func Example() {
 		func(ctx context.Context, c mcpmw.Caller, in weatherIn) (forecast, error) {
 			return forecast{City: in.City, Highs: make([]int, max(in.Days, 1))}, nil
 		})
-	weather.ReadOnly = mcpmw.Yes
+	weather.ReadOnly = mcpmw.HintYes
 
 	h := newHandler(weather)
 	for _, args := range []string{`{"city":"Oslo","days":2}`, `{"days":2}`, `{"city":"Oslo","days":"2"}`} {

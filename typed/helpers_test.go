@@ -25,7 +25,7 @@ func newHandler(tools ...mcpmw.Tool) http.Handler {
 // record to audit.
 func newAuditedHandler(audit func(mcpmw.CallRecord), tools ...mcpmw.Tool) http.Handler {
 	var reg mcpmw.Registry
-	reg.Add(tools...)
+	reg.AddTools(tools...)
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return allowAll{}, nil })
 	auditor := mcpmw.AuditFunc(func(_ context.Context, rec mcpmw.CallRecord) { audit(rec) })
 	return mcpmw.New(&reg, authn, auditor, &mcpmw.Options{Logger: slog.New(slog.DiscardHandler)})

@@ -58,7 +58,7 @@ func TestNewToolSensitiveTag(t *testing.T) {
 		"/whole", "/Untagged/number", "/list", "/a~1b~0c", "/token", "/a", "/b",
 	}, tool.Sensitive)
 	var reg mcpmw.Registry
-	require.NotPanics(t, func() { reg.Add(tool) }, "every pointer names a member of the derived schema")
+	require.NotPanics(t, func() { reg.AddTools(tool) }, "every pointer names a member of the derived schema")
 }
 
 func TestNewToolWithoutSensitiveFields(t *testing.T) {

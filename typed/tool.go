@@ -42,7 +42,7 @@ import (
 // any other -32603 "Internal error" and a log line. Out is ignored then.
 //
 // The tool is a plain mcpmw.Tool: set Title, ReadOnly, Timeout,
-// RequiredClientCapabilities and the rest on it before Registry.Add.
+// RequiredClientCapabilities and the rest on it before Registry.AddTools.
 // InputSchema is what its Call checks; to declare a schema of your own
 // (with minimum, pattern, enum…), build the Tool with Func and wrap it
 // with Validate instead. NewTool panics, with a message naming the tool,

@@ -196,7 +196,7 @@ func TestNewToolIsEditable(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	})
-	tool.Title, tool.ReadOnly, tool.Timeout = "Slow", mcpmw.Yes, 10*time.Millisecond
+	tool.Title, tool.ReadOnly, tool.Timeout = "Slow", mcpmw.HintYes, 10*time.Millisecond
 	h := newHandler(tool)
 	status, resp := call(h, "slow", `{}`)
 	assert.Equal(t, http.StatusOK, status)
@@ -204,8 +204,8 @@ func TestNewToolIsEditable(t *testing.T) {
 	assert.True(t, resp.Result.IsError)
 	assert.Contains(t, resp.text(), "did not finish within 10ms")
 	var reg mcpmw.Registry
-	reg.Add(tool)
-	got, _ := reg.Lookup("slow")
+	reg.AddTools(tool)
+	got, _ := reg.LookupTool("slow")
 	assert.Equal(t, "Slow", got.Title)
 	assert.JSONEq(t, `{"type":"object","additionalProperties":false}`, string(got.InputSchema))
 }

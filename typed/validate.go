@@ -11,7 +11,7 @@ import (
 )
 
 // Validate returns t with a Call that first checks the arguments against
-// t.InputSchema, compiled here, once: call it at startup, where Registry.Add
+// t.InputSchema, compiled here, once: call it at startup, where Registry.AddTools
 // is called. Arguments that fail get an *mcpmw.ArgError naming the failing
 // value (a top-level argument by its name, a nested one by its JSON
 // pointer, such as "/order/items/2/qty"), which the handler answers with an
@@ -20,13 +20,13 @@ import (
 // Validate panics, with a message naming the tool, if t has no Call or if
 // its InputSchema is not an object schema this package can bound: see the
 // package documentation for what it refuses. An empty InputSchema is the
-// no-arguments schema, as in Registry.Add.
+// no-arguments schema, as in Registry.AddTools.
 func Validate(t mcpmw.Tool) mcpmw.Tool {
 	if t.Call == nil {
 		panic(fmt.Sprintf("mcpmw/typed: tool %q has no Call func", t.Name))
 	}
 	// The tool keeps its own copy of the schema it is checked against:
-	// the caller's bytes may change before Registry.Add copies them.
+	// the caller's bytes may change before Registry.AddTools copies them.
 	t.InputSchema = bytes.Clone(t.InputSchema)
 	schema := t.InputSchema
 	if len(bytes.TrimSpace(schema)) == 0 {

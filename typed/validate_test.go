@@ -306,7 +306,7 @@ func TestValidateOutput(t *testing.T) {
 			err := typed.CheckOutput(tool, res)
 			var logs bytes.Buffer
 			var reg mcpmw.Registry
-			reg.Add(typed.ValidateOutput(tool))
+			reg.AddTools(typed.ValidateOutput(tool))
 			h := mcpmw.New(&reg, mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return allowAll{}, nil }),
 				mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			_, resp := call(h, "t", `{}`)
@@ -345,7 +345,7 @@ func TestValidateNamesEnclosingValue(t *testing.T) {
 }
 
 // Validate and ValidateOutput keep their own copy of the schema they
-// compiled: the caller changing its bytes before Registry.Add must not
+// compiled: the caller changing its bytes before Registry.AddTools must not
 // make the tool declare one schema and check another.
 func TestValidateKeepsTheSchemaItChecks(t *testing.T) {
 	t.Parallel()

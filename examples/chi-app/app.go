@@ -104,8 +104,8 @@ func tools(store notes, notify mcpmw.Notifier) []mcpmw.Tool {
 			Title:       "Echo",
 			Description: "Returns the given message unchanged. Useful to check the connection.",
 			Permission:  "read",
-			ReadOnly:    mcpmw.Yes,
-			OpenWorld:   mcpmw.No,
+			ReadOnly:    mcpmw.HintYes,
+			OpenWorld:   mcpmw.HintNo,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"Text to echo back."}},"required":["message"],"additionalProperties":false}`),
 			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				msg := args.String("message")
@@ -120,8 +120,8 @@ func tools(store notes, notify mcpmw.Notifier) []mcpmw.Tool {
 			Title:        "Add two numbers",
 			Description:  "Adds a and b and returns the sum.",
 			Permission:   "read",
-			ReadOnly:     mcpmw.Yes,
-			OpenWorld:    mcpmw.No,
+			ReadOnly:     mcpmw.HintYes,
+			OpenWorld:    mcpmw.HintNo,
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"additionalProperties":false}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`),
 			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
@@ -141,9 +141,9 @@ func tools(store notes, notify mcpmw.Notifier) []mcpmw.Tool {
 			Title:       "Create a note",
 			Description: "Stores a short text note for your team and returns its id.",
 			Permission:  "write",
-			Destructive: mcpmw.No,
-			Idempotent:  mcpmw.No,
-			OpenWorld:   mcpmw.No,
+			Destructive: mcpmw.HintNo,
+			Idempotent:  mcpmw.HintNo,
+			OpenWorld:   mcpmw.HintNo,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":2000}},"required":["text"],"additionalProperties":false}`),
 			// A note may hold anything a team writes down; the audit log
 			// keeps that a note was written and by whom, never what it says.
@@ -174,8 +174,8 @@ func tools(store notes, notify mcpmw.Notifier) []mcpmw.Tool {
 			Title:       "List notes",
 			Description: "Lists your team's notes, newest first.",
 			Permission:  "read",
-			ReadOnly:    mcpmw.Yes,
-			OpenWorld:   mcpmw.No,
+			ReadOnly:    mcpmw.HintYes,
+			OpenWorld:   mcpmw.HintNo,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":50,"default":20,"description":"How many notes to return (1 to 50, default 20)."}},"additionalProperties":false}`),
 			Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				s := sessionOf(c)
@@ -228,9 +228,9 @@ func noteDelete(store notes, notify mcpmw.Notifier) mcpmw.Tool {
 		Title:                      "Delete a note",
 		Description:                "Deletes one of your team's notes by id, after the user confirms.",
 		Permission:                 "write",
-		Destructive:                mcpmw.Yes,
-		Idempotent:                 mcpmw.Yes,
-		OpenWorld:                  mcpmw.No,
+		Destructive:                mcpmw.HintYes,
+		Idempotent:                 mcpmw.HintYes,
+		OpenWorld:                  mcpmw.HintNo,
 		RequiredClientCapabilities: []string{"elicitation"},
 		InputSchema:                json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer","description":"The note's id, as notes_list shows it."}},"required":["id"],"additionalProperties":false}`),
 		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {

@@ -125,8 +125,8 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	logger := slog.New(slog.NewTextHandler(logOut, nil))
 	store, notify, limit, done := backends(c, logger)
 	var reg mcpmw.Registry
-	reg.Add(tools(store, notify)...)
-	reg.Add(extra...)
+	reg.AddTools(tools(store, notify)...)
+	reg.AddTools(extra...)
 	reg.AddResources(resources(store)...)
 	reg.AddResourceTemplates(noteTemplates(store)...)
 	reg.AddPrompts(prompts(store)...)

@@ -13,7 +13,7 @@ import (
 // the same with a prompt.
 func listenTools(reg *mcpmw.Registry) []mcpmw.Tool {
 	dynamic := mcpmw.Tool{
-		Name: "test_dynamic_tool", Description: "Comes and goes with test_trigger_tool_change.", Permission: testCap, ReadOnly: mcpmw.Yes,
+		Name: "test_dynamic_tool", Description: "Comes and goes with test_trigger_tool_change.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.TextResult("still here"), nil
 		},
@@ -27,8 +27,8 @@ func listenTools(reg *mcpmw.Registry) []mcpmw.Tool {
 	return []mcpmw.Tool{{
 		Name: "test_trigger_tool_change", Description: "Adds or removes test_dynamic_tool: listeners are told the tool list changed.", Permission: testCap,
 		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
-			if reg.Remove(dynamic.Name) == 0 {
-				reg.Add(dynamic)
+			if reg.RemoveTools(dynamic.Name) == 0 {
+				reg.AddTools(dynamic)
 				return mcpmw.TextResult("added test_dynamic_tool"), nil
 			}
 			return mcpmw.TextResult("removed test_dynamic_tool"), nil

@@ -105,9 +105,9 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 		notify, done = n, func() { _, _ = n.Close(), cfg.Client.Close() }
 	}
 	var reg mcpmw.Registry
-	reg.Add(tools()...)
-	reg.Add(askTools()...)
-	reg.Add(listenTools(&reg)...)
+	reg.AddTools(tools()...)
+	reg.AddTools(askTools()...)
+	reg.AddTools(listenTools(&reg)...)
 	reg.AddResources(resources()...)
 	reg.AddResourceTemplates(templates()...)
 	reg.AddPrompts(prompts()...)

@@ -29,25 +29,25 @@ const stepDelay = 50 * time.Millisecond
 func tools() []mcpmw.Tool {
 	return []mcpmw.Tool{
 		{
-			Name: "test_simple_text", Description: "Returns one text block.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_simple_text", Description: "Returns one text block.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.TextResult("This is a simple text response for testing."), nil
 			},
 		},
 		{
-			Name: "test_image_content", Description: "Returns one image block: a 1x1 red PNG.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_image_content", Description: "Returns one image block: a 1x1 red PNG.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{mcpmw.ImageContent(redPixelPNG, "image/png")}}, nil
 			},
 		},
 		{
-			Name: "test_audio_content", Description: "Returns one audio block: 10 ms of a 440 Hz tone as WAV.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_audio_content", Description: "Returns one audio block: 10 ms of a 440 Hz tone as WAV.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{mcpmw.AudioContent(toneWAV, "audio/wav")}}, nil
 			},
 		},
 		{
-			Name: "test_embedded_resource", Description: "Returns one embedded text resource.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_embedded_resource", Description: "Returns one embedded text resource.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{
 					mcpmw.EmbeddedResource("test://embedded-resource", "text/plain", "This is an embedded resource content.", nil),
@@ -55,7 +55,7 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_multiple_content_types", Description: "Returns a text, an image and an embedded resource block.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_multiple_content_types", Description: "Returns a text, an image and an embedded resource block.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ToolResult{Content: []mcpmw.Content{
 					mcpmw.TextContent("Multiple content types test:"),
@@ -65,13 +65,13 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_error_handling", Description: "Always fails, with an isError result the model can read.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_error_handling", Description: "Always fails, with an isError result the model can read.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ErrorResult("This tool intentionally returns an error for testing"), nil
 			},
 		},
 		{
-			Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100, 50 ms apart, when the client sent a progress token.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100, 50 ms apart, when the client sent a progress token.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i, p := range []float64{0, 50, 100} {
 					if i > 0 {
@@ -87,7 +87,7 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_tool_with_logging", Description: "Sends three info log messages, 50 ms apart, to clients that take log messages.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_tool_with_logging", Description: "Sends three info log messages, 50 ms apart, to clients that take log messages.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 					if i > 0 {
@@ -103,7 +103,7 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_logging_tool", Description: "Sends an info log message; on 2026-07-28 only a request that set a log level receives it.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_logging_tool", Description: "Sends an info log message; on 2026-07-28 only a request that set a log level receives it.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				if err := mcpmw.Log(ctx, mcpmw.LogInfo, "conformance", "test log emission"); err != nil {
 					return mcpmw.ToolResult{}, err
@@ -112,14 +112,14 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_missing_capability", Description: "Requires the client's sampling capability: a 2026-07-28 request without it is refused with -32021 before the tool runs.", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_missing_capability", Description: "Requires the client's sampling capability: a 2026-07-28 request without it is refused with -32021 before the tool runs.", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			RequiredClientCapabilities: []string{"sampling"},
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.TextResult("The client declared the sampling capability."), nil
 			},
 		},
 		{
-			Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			InputSchema: schema2020,
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				name := args.OptString("name", "")
@@ -130,7 +130,7 @@ func tools() []mcpmw.Tool {
 			},
 		},
 		{
-			Name: "test_custom_header", Description: "Echoes region, which clients also send in the Mcp-Param-Region header (x-mcp-header).", Permission: testCap, ReadOnly: mcpmw.Yes,
+			Name: "test_custom_header", Description: "Echoes region, which clients also send in the Mcp-Param-Region header (x-mcp-header).", Permission: testCap, ReadOnly: mcpmw.HintYes,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","description":"Any text; mirrored in Mcp-Param-Region.","x-mcp-header":"Region"}},"required":["region"]}`),
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				region := args.String("region")

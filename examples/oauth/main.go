@@ -75,7 +75,7 @@ func newHandler(c config, keys map[string]*ecdsa.PublicKey, auditOut io.Writer) 
 		ResourceName:         "mcpmw OAuth example",
 	})
 	var reg mcpmw.Registry
-	reg.Add(tools()...)
+	reg.AddTools(tools()...)
 	endpoint := mcpmw.New(&reg, newJWTAuth(c.issuer, meta.Resource(), keys),
 		mcpmw.LogAuditor(slog.New(slog.NewJSONHandler(auditOut, nil))),
 		&mcpmw.Options{
@@ -103,14 +103,14 @@ func tools() []mcpmw.Tool {
 	return []mcpmw.Tool{
 		{
 			Name: "whoami", Description: "Says who the access token was issued to, and its scopes.",
-			Permission: "read", ReadOnly: mcpmw.Yes, OpenWorld: mcpmw.No,
+			Permission: "read", ReadOnly: mcpmw.HintYes, OpenWorld: mcpmw.HintNo,
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Call: func(_ context.Context, c mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.TextResult(fmt.Sprint(c)), nil // tokenCaller.String: never the token
 			},
 		},
 		{
-			Name: "shout", Description: "Returns the message in capitals.", Permission: "write", OpenWorld: mcpmw.No,
+			Name: "shout", Description: "Returns the message in capitals.", Permission: "write", OpenWorld: mcpmw.HintNo,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"],"additionalProperties":false}`),
 			Call: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				msg := args.String("message")

@@ -61,7 +61,7 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("connection re
 func TestRecordSummaryCarriesTheLoggedCause(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.Add(mcpmw.Tool{Name: "odd_content", Permission: "read",
+	reg.AddTools(mcpmw.Tool{Name: "odd_content", Permission: "read",
 		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 			return mcpmw.ToolResult{Content: []mcpmw.Content{{Type: "video"}}}, nil
 		}})
@@ -130,7 +130,7 @@ func TestRecordSummaryCarriesTheLoggedCause(t *testing.T) {
 func TestRecordDurationOnEveryPath(t *testing.T) {
 	t.Parallel()
 	reg := testResources()
-	reg.Add(append(testTools(), mcpmw.Tool{Name: "progress", Description: "d", Permission: "read",
+	reg.AddTools(append(testTools(), mcpmw.Tool{Name: "progress", Description: "d", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			if err := mcpmw.Progress(ctx, 1, 2, "half"); err != nil {
 				return mcpmw.ToolResult{}, err
@@ -224,5 +224,45 @@ func TestRecordDurationOnEveryPath(t *testing.T) {
 		assert.Positive(t, rec.Duration, tc.name)
 		assert.LessOrEqual(t, rec.Duration, took, tc.name)
 		assert.False(t, rec.Time.Before(start), tc.name)
+	}
+}
+
+// A request refused before it is routed (here: by the revision's rules, a
+// missing Mcp-Method header) is recorded with the target its method's
+// Target func finds, as one past the gate is: the tool (its arguments
+// too), the prompt, the resource URI in normal form (invariant 8: one
+// view of a URI, however it was spelt), the prompt a completion completes.
+func TestRecordNamesTheTargetOfARequestRefusedBeforeRouting(t *testing.T) {
+	t.Parallel()
+	reg := testResources()
+	reg.AddTools(testTools()...)
+	reg.AddPrompts(testPrompts()...)
+	for _, tc := range []struct {
+		reg                *mcpmw.Registry
+		method, params     string
+		target, tool, args string
+	}{
+		{reg, "tools/call", `"name":"echo","arguments":{"message":"x"}`, "echo", "echo", `{"message":"x"}`},
+		{reg, "tools/call", `"name":"nope","arguments":{"message":"x"}`, "nope", "nope", `{"message":"x"}`},
+		{reg, "prompts/get", `"name":"greet"`, "greet", "", ""},
+		{reg, "resources/read", `"uri":"TEST://static-%74ext"`, "test://static-text", "", ""},
+		{reg, "resources/read", `"uri":"TEST://notes/%31"`, "test://notes/1", "", ""},
+		{completionRegistry(), "completion/complete", `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"lang","value":""}`, "greet", "", ""},
+	} {
+		a := &spy{}
+		h := mcpmw.New(tc.reg, tokenAuthn, a, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, modern("1", tc.method, tc.params, "Mcp-Method", ""))
+		require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+		assert.Contains(t, w.Body.String(), "Mcp-Method header is required")
+		require.Len(t, a.records(), 1)
+		rec := a.records()[0]
+		assert.Equal(t, tc.target, rec.Target, "%s %s", tc.method, tc.params)
+		assert.Equal(t, tc.tool, rec.Tool, tc.method)
+		if tc.args == "" {
+			assert.Nil(t, rec.Arguments, tc.method)
+		} else {
+			assert.JSONEq(t, tc.args, string(rec.Arguments), tc.method)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func TestInflightCancelsOnlyTheSameCallerID(t *testing.T) {
 		return f.add(context.Background(), &Request{ID: []byte(id), Caller: c})
 	}
 	cancel := func(c Caller, id string) *Response {
-		return f.cancel(context.Background(), &Request{Params: []byte(`{"requestId":` + id + `}`), Caller: c})
+		return cancelled(&f)(context.Background(), &Request{Params: []byte(`{"requestId":` + id + `}`), Caller: c})
 	}
 	u1, done1 := call(idCaller{"u1", []string{"x"}}, `"a"`)
 	defer done1()
@@ -63,7 +63,7 @@ func TestInflightNeverComparesCallersWithEquals(t *testing.T) {
 	ctx, done := f.add(context.Background(), &Request{ID: []byte(`"a"`), Caller: c})
 	defer done()
 	assert.NotPanics(t, func() {
-		resp := f.cancel(context.Background(), &Request{Params: []byte(`{"requestId":"a"}`), Caller: claims{data: map[string]any{"sub": "u1"}}})
+		resp := cancelled(&f)(context.Background(), &Request{Params: []byte(`{"requestId":"a"}`), Caller: claims{data: map[string]any{"sub": "u1"}}})
 		assert.Contains(t, resp.Summary, "no CallerID")
 	})
 	assert.NoError(t, ctx.Err(), "a caller without CallerID cannot cancel")
@@ -75,12 +75,12 @@ func TestInflightLockSurvivesAPanickingCallerID(t *testing.T) {
 	var f inflight
 	assert.Panics(t, func() { f.add(context.Background(), &Request{ID: []byte(`1`), Caller: panickyID{}}) })
 	assert.Panics(t, func() {
-		f.cancel(context.Background(), &Request{Params: []byte(`{"requestId":1}`), Caller: panickyID{}})
+		cancelled(&f)(context.Background(), &Request{Params: []byte(`{"requestId":1}`), Caller: panickyID{}})
 	})
 	// The lock is free: a later call registers and is cancelled.
 	ctx, done := f.add(context.Background(), &Request{ID: []byte(`1`), Caller: idCaller{id: "u"}})
 	defer done()
-	f.cancel(context.Background(), &Request{Params: []byte(`{"requestId":1}`), Caller: idCaller{id: "u"}})
+	cancelled(&f)(context.Background(), &Request{Params: []byte(`{"requestId":1}`), Caller: idCaller{id: "u"}})
 	assert.ErrorIs(t, context.Cause(ctx), errCancelledByClient)
 	done()
 	assert.Empty(t, f.calls, "done unregisters the call")

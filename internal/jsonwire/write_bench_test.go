@@ -1,4 +1,4 @@
-package mcpmw
+package jsonwire
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func BenchmarkAppendString(b *testing.B) {
 			b.SetBytes(int64(len(tc.s)))
 			b.ReportAllocs()
 			for b.Loop() {
-				dst = appendString(dst[:0], tc.s)
+				dst = AppendString(dst[:0], tc.s)
 			}
 		})
 	}

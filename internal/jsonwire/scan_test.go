@@ -1,4 +1,4 @@
-package mcpmw
+package jsonwire
 
 import (
 	"encoding/json"
@@ -11,10 +11,10 @@ import (
 )
 
 // pairs renders members as "key=value" strings, keys still escaped.
-func pairs(ms []member) []string {
+func pairs(ms []Member) []string {
 	out := make([]string, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, string(m.key)+"="+string(m.val))
+		out = append(out, string(m.Key)+"="+string(m.Value))
 	}
 	return out
 }
@@ -50,7 +50,7 @@ func TestObjectMembers(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ms, ok := objectMembers([]byte(tt.doc), nil)
+			ms, ok := ObjectMembers([]byte(tt.doc), nil)
 			if tt.notObject {
 				assert.False(t, ok)
 				assert.Empty(t, ms)
@@ -64,15 +64,15 @@ func TestObjectMembers(t *testing.T) {
 
 func TestObjectMembersAppends(t *testing.T) {
 	t.Parallel()
-	dst := []member{{key: []byte("pre"), val: []byte("0")}}
-	ms, ok := objectMembers([]byte(`{"a":1}`), dst)
+	dst := []Member{{Key: []byte("pre"), Value: []byte("0")}}
+	ms, ok := ObjectMembers([]byte(`{"a":1}`), dst)
 	require.True(t, ok)
 	assert.Equal(t, []string{"pre=0", "a=1"}, pairs(ms))
 }
 
 func TestLookup(t *testing.T) {
 	t.Parallel()
-	ms, ok := objectMembers([]byte(`{"a":1,"\u0062":"two","a":3,"Case":4,"n":null}`), nil)
+	ms, ok := ObjectMembers([]byte(`{"a":1,"\u0062":"two","a":3,"Case":4,"n":null}`), nil)
 	require.True(t, ok)
 	for _, tt := range []struct{ name, key, want string }{
 		{name: "first of duplicates", key: "a", want: "1"},
@@ -85,10 +85,10 @@ func TestLookup(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			assert.Equal(t, tt.want, string(lookup(ms, tt.key)))
+			assert.Equal(t, tt.want, string(Lookup(ms, tt.key)))
 		})
 	}
-	assert.Nil(t, lookup(nil, "a"))
+	assert.Nil(t, Lookup(nil, "a"))
 }
 
 func TestMemberKeys(t *testing.T) {
@@ -102,10 +102,10 @@ func TestMemberKeys(t *testing.T) {
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			t.Parallel()
-			m := member{key: []byte(tt.key)}
-			assert.Equal(t, tt.decoded, m.keyString())
-			assert.True(t, m.is(tt.decoded))
-			assert.False(t, m.is(tt.decoded+"x"))
+			m := Member{Key: []byte(tt.key)}
+			assert.Equal(t, tt.decoded, m.Name())
+			assert.True(t, m.Is(tt.decoded))
+			assert.False(t, m.Is(tt.decoded+"x"))
 		})
 	}
 }
@@ -134,9 +134,9 @@ func TestDuplicateKey(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ms, ok := objectMembers([]byte(tt.doc), nil)
+			ms, ok := ObjectMembers([]byte(tt.doc), nil)
 			require.True(t, ok)
-			got, dup := duplicateKey(ms)
+			got, dup := DuplicateKey(ms)
 			assert.Equal(t, tt.dup != "", dup)
 			assert.Equal(t, tt.dup, got)
 		})
@@ -163,7 +163,7 @@ func TestUnquote(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, ok := unquote([]byte(tt.in))
+			got, ok := Unquote([]byte(tt.in))
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want, got)
 		})
@@ -174,17 +174,17 @@ func TestKindOf(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		in   string
-		want jsonKind
+		want Kind
 		desc string
 	}{
-		{"", kindNone, "absent"}, {"null", kindNull, "null"}, {"true", kindBool, "a boolean"},
-		{"false", kindBool, "a boolean"}, {"-1", kindNumber, "a number"}, {"0.5", kindNumber, "a number"},
-		{`"x"`, kindString, "a string"}, {"[]", kindArray, "an array"}, {"{}", kindObject, "an object"},
+		{"", KindNone, "absent"}, {"null", KindNull, "null"}, {"true", KindBool, "a boolean"},
+		{"false", KindBool, "a boolean"}, {"-1", KindNumber, "a number"}, {"0.5", KindNumber, "a number"},
+		{`"x"`, KindString, "a string"}, {"[]", KindArray, "an array"}, {"{}", KindObject, "an object"},
 	} {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			assert.Equal(t, tt.want, kindOf([]byte(tt.in)))
-			assert.Equal(t, tt.desc, kindOf([]byte(tt.in)).String())
+			assert.Equal(t, tt.want, KindOf([]byte(tt.in)))
+			assert.Equal(t, tt.desc, KindOf([]byte(tt.in)).String())
 		})
 	}
 }
@@ -206,7 +206,7 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 			t.Parallel()
 			want, err := json.Marshal(s)
 			require.NoError(t, err)
-			got := appendString(nil, s)
+			got := AppendString(nil, s)
 			assert.Equal(t, string(want), string(got))
 			var back string
 			require.NoError(t, json.Unmarshal(got, &back))
@@ -217,7 +217,7 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 
 func TestAppendStringAppends(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, `{"k":"v\u003c"`, string(appendString([]byte(`{"k":`), "v<")))
+	assert.Equal(t, `{"k":"v\u003c"`, string(AppendString([]byte(`{"k":`), "v<")))
 }
 
 func TestDuplicateKeyReportsEarliestRepeat(t *testing.T) {
@@ -230,9 +230,9 @@ func TestDuplicateKeyReportsEarliestRepeat(t *testing.T) {
 		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
 	}
 	b.WriteString(`"y":1,"z":1,"y":2}`) // y repeats first, although z sorts later and came first
-	ms, ok := objectMembers([]byte(b.String()), nil)
+	ms, ok := ObjectMembers([]byte(b.String()), nil)
 	require.True(t, ok)
-	got, dup := duplicateKey(ms)
+	got, dup := DuplicateKey(ms)
 	assert.True(t, dup)
 	assert.Equal(t, "y", got)
 	assert.Equal(t, got, refDuplicateKey(ms))
@@ -240,11 +240,11 @@ func TestDuplicateKeyReportsEarliestRepeat(t *testing.T) {
 
 // refDuplicateKey is duplicateKey's definition, pairwise: the fuzz target and
 // the test above compare the sorting implementation against it.
-func refDuplicateKey(ms []member) string {
+func refDuplicateKey(ms []Member) string {
 	for i := 1; i < len(ms); i++ {
 		for j := 0; j < i; j++ {
-			if ms[i].keyString() == ms[j].keyString() {
-				return ms[i].keyString()
+			if ms[i].Name() == ms[j].Name() {
+				return ms[i].Name()
 			}
 		}
 	}
@@ -254,15 +254,15 @@ func refDuplicateKey(ms []member) string {
 func TestMemberIterAndCollect(t *testing.T) {
 	t.Parallel()
 	for _, doc := range []string{`{}`, ` { } `, `{"a":1}`, `{"a":[1,{"b":2}], "c" : "}" ,"d":{}}`, `[1]`, `"x"`, ``} {
-		ms, ok := objectMembers([]byte(doc), nil)
-		it, itOK := iterMembers([]byte(doc))
+		ms, ok := ObjectMembers([]byte(doc), nil)
+		it, itOK := IterMembers([]byte(doc))
 		assert.Equal(t, ok, itOK, doc)
-		var walked []member
-		for m, more := it.next(); more; m, more = it.next() {
+		var walked []Member
+		for m, more := it.Next(); more; m, more = it.Next() {
 			walked = append(walked, m)
 		}
 		assert.Equal(t, pairs(ms), pairs(walked), doc)
-		collected, collectedOK := collectMembers([]byte(doc))
+		collected, collectedOK := CollectMembers([]byte(doc))
 		assert.Equal(t, ok, collectedOK, doc)
 		assert.Equal(t, pairs(ms), pairs(collected), doc)
 	}
@@ -291,7 +291,7 @@ func TestExceedsDepth(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			require.True(t, json.Valid([]byte(tt.doc)), tt.doc)
-			assert.Equal(t, tt.want, exceedsDepth([]byte(tt.doc), 8))
+			assert.Equal(t, tt.want, ExceedsDepth([]byte(tt.doc), 8))
 		})
 	}
 }
@@ -306,11 +306,10 @@ func TestWideObjectsAllocateOnce(t *testing.T) {
 	}
 	b.WriteString(`"last":0}`)
 	doc := []byte(b.String())
-	ms, ok := objectMembers(doc, nil)
+	ms, ok := ObjectMembers(doc, nil)
 	require.True(t, ok)
-	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { duplicateKey(ms) }), 4.0, "duplicateKey: one index slice (a few more under -race)")
-	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { NewArgs(doc) }), 12.0, "NewArgs: the Args, a few small slices, one of the right size, the duplicate check")
-	collected, ok := collectMembers(doc)
+	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { DuplicateKey(ms) }), 4.0, "duplicateKey: one index slice (a few more under -race)")
+	collected, ok := CollectMembers(doc)
 	require.True(t, ok)
 	assert.Equal(t, len(collected), cap(collected), "the members of a wide object fill their slice exactly")
 	assert.Equal(t, pairs(ms), pairs(collected))

@@ -1,4 +1,4 @@
-package mcpmw
+package uritemplate
 
 import (
 	"strconv"
@@ -11,18 +11,18 @@ import (
 // linearly with the URI, and nothing is allocated below a few hundred
 // bytes (the marks fit on the stack).
 func BenchmarkURITemplateMatch(b *testing.B) {
-	simple, err := parseURITemplate("bench://note/{id}")
+	simple, err := Parse("bench://note/{id}")
 	if err != nil {
 		b.Fatal(err)
 	}
-	hostile, err := parseURITemplate(hostileTemplate)
+	hostile, err := Parse(hostileTemplate)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("one variable", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if !simple.match("bench://note/42", nil) {
+			if !simple.Match("bench://note/42", nil) {
 				b.Fatal("no match")
 			}
 		}
@@ -33,7 +33,7 @@ func BenchmarkURITemplateMatch(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(uri)))
 			for b.Loop() {
-				if hostile.match(uri, nil) {
+				if hostile.Match(uri, nil) {
 					b.Fatal("a match")
 				}
 			}

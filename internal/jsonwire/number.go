@@ -1,4 +1,4 @@
-package mcpmw
+package jsonwire
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 // JSON numbers compared and read exactly: as integers without float
 // rounding, and as big integers within sane bounds.
 
-// parseInt parses the JSON number v exactly as an int: "1.0" and "1e2" are
+// ParseInt parses the JSON number v exactly as an int: "1.0" and "1e2" are
 // integers, "2.5" and "1e-400" are not, and no digit is lost to float
 // rounding. integral is false for a number with a fractional part; exact is
 // false for an integer beyond the range of int.
-func parseInt(v []byte) (n int, exact, integral bool) {
+func ParseInt(v []byte) (n int, exact, integral bool) {
 	if i, err := strconv.ParseInt(string(v), 10, 0); err == nil {
 		return int(i), true, true // the common case
 	}
@@ -88,7 +88,7 @@ func exponentOf(v []byte) int64 {
 	return e
 }
 
-// int converts d to an int, as parseInt reports it.
+// int converts d to an int, as ParseInt reports it.
 func (d decimal) int() (n int, exact, integral bool) {
 	switch {
 	case len(d.digits) == 0:
@@ -114,11 +114,11 @@ func (d decimal) int() (n int, exact, integral bool) {
 	return int(u), true, true
 }
 
-// bigIntegersEqual compares two JSON numbers exactly with math/big. It
+// BigIntegersEqual compares two JSON numbers exactly with math/big. It
 // refuses (reports false for) numbers longer than 128 bytes or with an
 // exponent beyond ±128, which no header parameter needs and which would
 // make math/big expand huge powers of ten.
-func bigIntegersEqual(a, b []byte) bool {
+func BigIntegersEqual(a, b []byte) bool {
 	parse := func(v []byte) *big.Rat {
 		if len(v) > 128 {
 			return nil

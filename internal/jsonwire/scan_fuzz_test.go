@@ -1,42 +1,45 @@
-package mcpmw
+package jsonwire
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
 // FuzzObjectMembers checks the scanner against encoding/json on any valid
-// document: the members, their raw values and decoded keys, lookup,
-// duplicateKey, collectMembers, exceedsDepth and unquote.
+// document: the members, their raw values and decoded keys, Lookup,
+// DuplicateKey, CollectMembers, ExceedsDepth and Unquote.
 func FuzzObjectMembers(f *testing.F) {
 	for _, s := range []string{
 		`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}] } `, `{"a\"b":"\\","\u0061":2,"a":3}`,
 		`{"s":"é\u00e9\ud83d\ude00\u2028<>&","n":-1.5e-3,"t":true,"z":null}`,
-		`[1,2]`, `"str"`, `{"x":` + nested(10) + `}`,
+		`[1,2]`, `"str"`, `{"x":` + strings.Repeat(`{"a":`, 10) + "1" + strings.Repeat("}", 10) + `}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		if !json.Valid(doc) || !utf8.Valid(doc) {
-			return // the scanner's precondition: parseEnvelope and NewArgs check both
+			return // the scanner's precondition: the root's parseEnvelope and NewArgs check both
 		}
 		depth := refDepth(doc)
-		for _, limit := range []int{0, 1, 2, 5, depth - 1, depth, maxJSONDepth} {
+		for _, limit := range []int{0, 1, 2, 5, depth - 1, depth, 128} { // 128: the root's maxJSONDepth
 			if limit < 0 {
 				continue
 			}
-			if got, want := exceedsDepth(doc, limit), depth > limit; got != want {
+			if got, want := ExceedsDepth(doc, limit), depth > limit; got != want {
 				t.Fatalf("exceedsDepth(%q, %d) = %v, depth is %d", doc, limit, got, depth)
 			}
 		}
-		ms, ok := objectMembers(doc, nil)
-		isObject := kindOf(doc[skipSpace(doc, 0):]) == kindObject
+		ms, ok := ObjectMembers(doc, nil)
+		isObject := KindOf(doc[SkipSpace(doc, 0):]) == KindObject
 		if ok != isObject {
 			t.Fatalf("objectMembers(%q) ok = %v", doc, ok)
 		}
-		if collected, _ := collectMembers(doc); len(collected) != len(ms) {
+		if collected, _ := CollectMembers(doc); len(collected) != len(ms) {
 			t.Fatalf("collectMembers(%q) found %d members, objectMembers %d", doc, len(collected), len(ms))
 		}
 		if !ok {
@@ -62,37 +65,37 @@ func FuzzObjectMembers(f *testing.F) {
 			}
 			key := tok.(string)
 			m := ms[i]
-			if m.keyString() != key || !m.is(key) {
-				t.Fatalf("%q: member %d key %q decodes to %q, encoding/json reads %q", doc, i, m.key, m.keyString(), key)
+			if m.Name() != key || !m.Is(key) {
+				t.Fatalf("%q: member %d key %q decodes to %q, encoding/json reads %q", doc, i, m.Key, m.Name(), key)
 			}
-			if !bytes.Equal(m.val, val) {
-				t.Fatalf("%q: member %q value %q, encoding/json reads %q", doc, key, m.val, val)
+			if !bytes.Equal(m.Value, val) {
+				t.Fatalf("%q: member %q value %q, encoding/json reads %q", doc, key, m.Value, val)
 			}
-			if first := lookup(ms, key); first == nil || !bytes.Equal(first, firstValue(ms, key)) {
+			if first := Lookup(ms, key); first == nil || !bytes.Equal(first, firstValue(ms, key)) {
 				t.Fatalf("%q: lookup(%q) = %q", doc, key, first)
 			}
-			if kindOf(val) == kindString {
+			if KindOf(val) == KindString {
 				var want string
 				if err := json.Unmarshal(val, &want); err != nil {
 					t.Fatal(err)
 				}
-				got, ok := unquote(m.val)
+				got, ok := Unquote(m.Value)
 				if !ok || got != want {
-					t.Fatalf("unquote(%q) = %q, %v; encoding/json reads %q", m.val, got, ok, want)
+					t.Fatalf("unquote(%q) = %q, %v; encoding/json reads %q", m.Value, got, ok, want)
 				}
 				checkAppendString(t, got)
-			} else if _, ok := unquote(m.val); ok {
-				t.Fatalf("unquote(%q) accepted a %s", m.val, kindOf(m.val))
+			} else if _, ok := Unquote(m.Value); ok {
+				t.Fatalf("unquote(%q) accepted a %s", m.Value, KindOf(m.Value))
 			}
 		}
-		if got, dup := duplicateKey(ms); got != refDuplicateKey(ms) || dup != (got != "" || refHasDuplicate(ms)) {
+		if got, dup := DuplicateKey(ms); got != refDuplicateKey(ms) || dup != (got != "" || refHasDuplicate(ms)) {
 			t.Fatalf("%q: duplicateKey = %q, %v; want %q", doc, got, dup, refDuplicateKey(ms))
 		}
 	})
 }
 
-// FuzzAppendString checks appendString against json.Marshal and the round
-// trip through unquote.
+// FuzzAppendString checks AppendString against json.Marshal and the round
+// trip through Unquote.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", "<a href='x'>&amp;</a>", "\x00\x1f\x7f", "é😀\u2028\u2029", "bad \xff\xfe", "\xed\xa0\x80"} {
 		f.Add(s)
@@ -106,7 +109,7 @@ func checkAppendString(t *testing.T, s string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := appendString([]byte("prefix"), s)
+	got := AppendString([]byte("prefix"), s)
 	if string(got) != "prefix"+string(want) {
 		t.Fatalf("appendString(%q) = %s, json.Marshal gives %s", s, got[len("prefix"):], want)
 	}
@@ -114,28 +117,49 @@ func checkAppendString(t *testing.T, s string) {
 	if err := json.Unmarshal(want, &ref); err != nil {
 		t.Fatal(err)
 	}
-	back, ok := unquote(got[len("prefix"):])
+	back, ok := Unquote(got[len("prefix"):])
 	if !ok || back != ref || !utf8.ValidString(back) || (utf8.ValidString(s) && back != s) {
 		t.Fatalf("unquote(appendString(%q)) = %q, %v; want %q", s, back, ok, ref)
 	}
 }
 
-func firstValue(ms []member, key string) []byte {
+// refDepth is the nesting depth of a valid JSON document, counted by
+// encoding/json's tokenizer: the reference ExceedsDepth is checked against.
+func refDepth(doc []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) || err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+}
+
+func firstValue(ms []Member, key string) []byte {
 	for _, m := range ms {
-		if m.keyString() == key {
-			return m.val
+		if m.Name() == key {
+			return m.Value
 		}
 	}
 	return nil
 }
 
-func refHasDuplicate(ms []member) bool {
+func refHasDuplicate(ms []Member) bool {
 	seen := map[string]bool{}
 	for _, m := range ms {
-		if seen[m.keyString()] {
+		if seen[m.Name()] {
 			return true
 		}
-		seen[m.keyString()] = true
+		seen[m.Name()] = true
 	}
 	return false
 }

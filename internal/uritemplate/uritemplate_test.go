@@ -1,14 +1,22 @@
-package mcpmw
+package uritemplate
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw/internal/urisyntax"
 )
+
+// normal is the normal form Match expects a URI in: the root package's
+// normal form but for its refusal of "." and ".." segments, which is no
+// concern of matching.
+func normal(uri string) (string, error) {
+	return urisyntax.NormalizePercent(uri, urisyntax.SchemeLen(uri))
+}
 
 func TestURITemplateMatch(t *testing.T) {
 	t.Parallel()
@@ -22,7 +30,7 @@ func TestURITemplateMatch(t *testing.T) {
 		{"notes://{id}", "notes://a?b", nil},
 		{"notes://{id}", "notes://a:b", nil}, // a simple expansion encodes every reserved character
 		{"notes://{id}", "notes://a%20b", map[string]string{"id": "a b"}},
-		{"notes://{id}", "notes://a%2Fb", map[string]string{"id": "a/b"}}, // an expansion of "a/b", which badValue refuses
+		{"notes://{id}", "notes://a%2Fb", map[string]string{"id": "a/b"}}, // an expansion of "a/b", which BadValue refuses
 		{"notes://{id}", "other://3", nil},
 		{"test://template/{id}/data", "test://template/123/data", map[string]string{"id": "123"}},
 		{"test://template/{id}/data", "test://template/123/data/x", nil},
@@ -58,14 +66,14 @@ func TestURITemplateMatch(t *testing.T) {
 		{"x://{a}/{+b}/{c}", "x://p/q/r/s", map[string]string{"a": "p", "b": "q/r", "c": "s"}},
 		{"x://{a}/{+b}/{c}", "x://p/q/r/s/", map[string]string{"a": "p", "b": "q/r/s", "c": ""}},
 	} {
-		tmpl, err := parseURITemplate(tt.tmpl)
+		tmpl, err := Parse(tt.tmpl)
 		require.NoError(t, err, tt.tmpl)
-		norm, err := normalURI(tt.uri)
+		norm, err := normal(tt.uri)
 		require.NoError(t, err, tt.uri)
 		require.Equal(t, tt.uri, norm, "the table's URIs are in normal form")
 		vars := map[string]string{}
-		ok := tmpl.match(tt.uri, vars)
-		assert.Equal(t, ok, tmpl.match(tt.uri, nil), "with or without vars")
+		ok := tmpl.Match(tt.uri, vars)
+		assert.Equal(t, ok, tmpl.Match(tt.uri, nil), "with or without vars")
 		if tt.want == nil {
 			assert.False(t, ok, "%s ~ %s: %v", tt.tmpl, tt.uri, vars)
 			continue
@@ -81,7 +89,7 @@ func TestURITemplateMatch(t *testing.T) {
 // promises Read: badValue names it.
 func TestURITemplateBadValues(t *testing.T) {
 	t.Parallel()
-	tmpl, err := parseURITemplate("file:///srv/{name}/{+path}")
+	tmpl, err := Parse("file:///srv/{name}/{+path}")
 	require.NoError(t, err)
 	for _, tt := range []struct{ uri, name, why string }{
 		{"file:///srv/docs/a/b", "", ""},
@@ -98,8 +106,8 @@ func TestURITemplateBadValues(t *testing.T) {
 		{"file:///srv/a%C3%A9/%C3%A9", "", ""},
 	} {
 		vars := map[string]string{}
-		require.True(t, tmpl.match(tt.uri, vars), tt.uri)
-		name, why := tmpl.badValue(vars)
+		require.True(t, tmpl.Match(tt.uri, vars), tt.uri)
+		name, why := tmpl.BadValue(vars)
 		assert.Equal(t, tt.name, name, tt.uri)
 		assert.Contains(t, why, tt.why, tt.uri)
 	}
@@ -129,48 +137,35 @@ func TestURITemplateParseErrors(t *testing.T) {
 		"x://{.a}":    "operator",
 		"x://{a{b}}":  "invalid",
 	} {
-		_, err := parseURITemplate(tmpl)
+		_, err := Parse(tmpl)
 		if assert.Error(t, err, tmpl) {
 			assert.Contains(t, err.Error(), want, tmpl)
 		}
 	}
 	for _, ok := range []string{"x://{a.b}", "x://{a_1}", "x://{%41}", "x://{+a}/{b}"} {
-		_, err := parseURITemplate(ok)
+		_, err := Parse(ok)
 		assert.NoError(t, err, ok)
 	}
 }
 
 func TestURITemplateExpand(t *testing.T) {
 	t.Parallel()
-	tmpl, err := parseURITemplate("x://{a}/{+b}")
+	tmpl, err := Parse("x://{a}/{+b}")
 	require.NoError(t, err)
-	assert.Equal(t, "x://a%2Fb%20c/d/e%25f", tmpl.expand(map[string]string{"a": "a/b c", "b": "d/e%f"}))
-	assert.Equal(t, "x://%252F/%2F%2f%25%252", tmpl.expand(map[string]string{"a": "%2F", "b": "%2F%2f%%2"}),
+	assert.Equal(t, "x://a%2Fb%20c/d/e%25f", tmpl.Expand(map[string]string{"a": "a/b c", "b": "d/e%f"}))
+	assert.Equal(t, "x://%252F/%2F%2f%25%252", tmpl.Expand(map[string]string{"a": "%2F", "b": "%2F%2f%%2"}),
 		"a reserved expansion passes the value's percent-encoded octets through (RFC 6570 §3.2.3)")
-	assert.Equal(t, "x:///", tmpl.expand(nil))
+	assert.Equal(t, "x:///", tmpl.Expand(nil))
 }
 
 func TestURITemplateLiteralErrors(t *testing.T) {
 	t.Parallel()
 	for _, tmpl := range []string{"x://a b/{id}", "x://{id}%", "x://%zz/{id}", "x://<{id}>", "x://\x00{id}"} {
-		_, err := parseURITemplate(tmpl)
+		_, err := Parse(tmpl)
 		assert.Error(t, err, tmpl)
 	}
-	_, err := parseURITemplate("x://%2F/{id}")
+	_, err := Parse("x://%2F/{id}")
 	assert.NoError(t, err)
-}
-
-func TestHexDigits(t *testing.T) {
-	t.Parallel()
-	for c := range 256 {
-		b := byte(c)
-		v, err := strconv.ParseUint(string(rune(b)), 16, 8)
-		want := err == nil && b < 0x80
-		assert.Equal(t, want, isHex(b), "isHex(%q)", b)
-		if want {
-			assert.Equal(t, byte(v), unhex(b), "unhex(%q)", b)
-		}
-	}
 }
 
 // hostileTemplate has several reserved variables, each followed by a
@@ -190,12 +185,12 @@ func hostileURI(n int) string { return "x://" + strings.Repeat("/s", n/2) + "/s/
 // O(len(uri) × len(template)).
 func TestURITemplateMatchTimeIsBounded(t *testing.T) {
 	t.Parallel()
-	tmpl, err := parseURITemplate(hostileTemplate)
+	tmpl, err := Parse(hostileTemplate)
 	require.NoError(t, err)
 	for _, uri := range []string{hostileURI(64 << 10), "x://" + strings.Repeat("/s/", 22<<10) + "q"} {
 		start := time.Now()
 		vars := map[string]string{}
-		ok := tmpl.match(uri, vars)
+		ok := tmpl.Match(uri, vars)
 		took := time.Since(start)
 		assert.Less(t, took, 2*time.Second, "a %d-byte URI", len(uri))
 		if strings.HasSuffix(uri, "/z") {
@@ -211,7 +206,7 @@ func TestURITemplateMatchTimeIsBounded(t *testing.T) {
 // the stack (64 words: two variables over 2047 bytes), and allocates
 // them once beyond.
 func TestURITemplateMatchAllocations(t *testing.T) {
-	tmpl, err := parseURITemplate("x://{a}/{+b}")
+	tmpl, err := Parse("x://{a}/{+b}")
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		uri    string
@@ -222,7 +217,7 @@ func TestURITemplateMatchAllocations(t *testing.T) {
 		{"x://a/" + strings.Repeat("b", 2048-2), 1}, // 2 × 33
 	} {
 		got := testing.AllocsPerRun(20, func() {
-			if !tmpl.match(tt.uri, nil) {
+			if !tmpl.Match(tt.uri, nil) {
 				t.Fatal("no match")
 			}
 		})

@@ -1,8 +1,7 @@
-package mcpmw
+package jsonwire
 
 import (
 	"bytes"
-	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -11,26 +10,14 @@ import (
 	"unicode/utf8"
 )
 
-// Object keys are where JSON readers disagree. Given {"a":1,"a":2} this
-// package's scanner reads the first member and encoding/json the last;
-// given {"region":"us","Region":"eu"} encoding/json fills a field tagged
-// "region" from "Region", because it matches names case-insensitively,
-// while every exact reader (the Mcp-Param-* check, Args' accessors, a
-// gateway) sees "us". Two readers of one request must never act on two
-// values, so the request path keeps three rules:
-//
-//   - no object anywhere in params has the same key twice (-32602, naming
-//     the JSON pointer of the repeat);
-//   - the protocol's own members (params and params._meta, where
-//     applications' middleware decode with encoding/json) have no two keys
-//     that differ only in case;
-//   - Args.Decode matches keys exactly: a key that encoding/json would fill
-//     a struct field from only by folding case is refused, as the official
-//     Go SDK refuses it, so the tool reads exactly the members the checks
-//     read. (Refusing every case-insensitive pair in arguments instead would
-//     still let a lone "Region" fill the field tagged "region" unseen.)
+// The readers of object keys the request path's three rules are built
+// from (checkKeys and Args.Decode in the root package state the rules):
+// the first repeated key anywhere in a document (DuplicatePointer), two
+// keys equal only under case folding (CaseTwins, FoldedRPCMember), and a
+// key encoding/json would match to a struct field only by folding case
+// (FoldedField).
 
-// keyFrame is one open object or array while duplicatePointer reads.
+// keyFrame is one open object or array while DuplicatePointer reads.
 type keyFrame struct {
 	object    bool
 	keysStart int // an object's keys are keys[keysStart:] up to the next object's
@@ -40,12 +27,12 @@ type keyFrame struct {
 // keySpan is where one object key (without its quotes) lies in a document.
 type keySpan struct{ start, end int32 }
 
-// duplicatePointer returns the JSON pointer (RFC 6901) of the first key that
+// DuplicatePointer returns the JSON pointer (RFC 6901) of the first key that
 // repeats within one object anywhere in doc, a valid JSON document no
 // longer than 2 GiB. It reads doc in one pass with no recursion. Small
 // documents cost no allocation; a large one costs a key list sized once
 // (eight bytes a key) and the sort of each object over eight members.
-func duplicatePointer(doc []byte) (pointer string, found bool) {
+func DuplicatePointer(doc []byte) (pointer string, found bool) {
 	var stackBuf [16]keyFrame
 	var keysBuf [32]keySpan
 	stack, keys := stackBuf[:0], keysBuf[:0]
@@ -109,10 +96,10 @@ func pointerTo(doc []byte, stack []keyFrame, keys []keySpan, dup []byte) string 
 			}
 		}
 		k := keys[end-1]
-		writePointerToken(&b, member{key: doc[k.start:k.end]}.keyString())
+		writePointerToken(&b, Member{Key: doc[k.start:k.end]}.Name())
 	}
 	b.WriteByte('/')
-	writePointerToken(&b, member{key: dup}.keyString())
+	writePointerToken(&b, Member{Key: dup}.Name())
 	return b.String()
 }
 
@@ -131,9 +118,9 @@ func writePointerToken(b *strings.Builder, tok string) {
 	}
 }
 
-// caseTwins returns two keys of members that are equal under the
+// CaseTwins returns two keys of members that are equal under the
 // case-insensitive matching of encoding/json but not equal, if any.
-func caseTwins(members []member) (a, b string, found bool) {
+func CaseTwins(members []Member) (a, b string, found bool) {
 	if len(members) < 2 {
 		return "", "", false
 	}
@@ -141,7 +128,7 @@ func caseTwins(members []member) (a, b string, found bool) {
 		for i := 1; i < len(members); i++ {
 			for j := 0; j < i; j++ {
 				if caseTwin(members[j], members[i]) {
-					return members[j].keyString(), members[i].keyString(), true
+					return members[j].Name(), members[i].Name(), true
 				}
 			}
 		}
@@ -149,7 +136,7 @@ func caseTwins(members []member) (a, b string, found bool) {
 	}
 	seen := make(map[string]string, len(members))
 	for _, m := range members {
-		k := m.keyString()
+		k := m.Name()
 		f := foldKey(k)
 		if prev, ok := seen[f]; ok && prev != k {
 			return prev, k, true
@@ -162,11 +149,11 @@ func caseTwins(members []member) (a, b string, found bool) {
 // caseTwin reports whether the keys of a and b differ but are equal under
 // case folding. Keys without escapes, nearly all, are compared as they
 // are, without a copy.
-func caseTwin(a, b member) bool {
-	if bytes.IndexByte(a.key, '\\') < 0 && bytes.IndexByte(b.key, '\\') < 0 {
-		return !bytes.Equal(a.key, b.key) && bytes.EqualFold(a.key, b.key)
+func caseTwin(a, b Member) bool {
+	if bytes.IndexByte(a.Key, '\\') < 0 && bytes.IndexByte(b.Key, '\\') < 0 {
+		return !bytes.Equal(a.Key, b.Key) && bytes.EqualFold(a.Key, b.Key)
 	}
-	ka, kb := a.keyString(), b.keyString()
+	ka, kb := a.Name(), b.Name()
 	return ka != kb && strings.EqualFold(ka, kb)
 }
 
@@ -199,13 +186,13 @@ func foldKey(s string) string {
 	return b.String()
 }
 
-// foldedField walks doc, a valid JSON value, beside the Go type t it is
+// FoldedField walks doc, a valid JSON value, beside the Go type t it is
 // about to be decoded into, and returns the JSON pointer of the first
 // object key that encoding/json would match to a struct field only by
 // folding case. Values decoded by their own UnmarshalJSON, or into
 // interfaces (maps keep keys exactly), are not looked into.
 // want is the field's JSON name that the key folds to.
-func foldedField(doc []byte, t reflect.Type) (pointer, want string, found bool) {
+func FoldedField(doc []byte, t reflect.Type) (pointer, want string, found bool) {
 	var path []string
 	if want, found = foldedFieldAt(doc, t, &path); found {
 		return pointerOf(path), want, true
@@ -231,7 +218,7 @@ func foldedFieldAt(doc []byte, t reflect.Type, path *[]string) (want string, fou
 	if t == nil {
 		return "", false
 	}
-	doc = doc[skipSpace(doc, 0):]
+	doc = doc[SkipSpace(doc, 0):]
 	switch t.Kind() {
 	case reflect.Struct:
 		return foldedInStruct(doc, t, path)
@@ -263,15 +250,15 @@ func decodedType(t reflect.Type) reflect.Type {
 // member naming a field exactly is followed into the field; one naming a
 // field only by folding case is the answer.
 func foldedInStruct(doc []byte, t reflect.Type, path *[]string) (string, bool) {
-	it, ok := iterMembers(doc)
+	it, ok := IterMembers(doc)
 	if !ok {
 		return "", false
 	}
 	fields := structFields(t)
-	for m, more := it.next(); more; m, more = it.next() {
-		k := m.keyString()
+	for m, more := it.Next(); more; m, more = it.Next() {
+		k := m.Name()
 		if ft, ok := fields.exact[k]; ok {
-			if want, found := foldedUnder(m.val, ft, path, k); found {
+			if want, found := foldedUnder(m.Value, ft, path, k); found {
 				return want, true
 			}
 			continue
@@ -287,12 +274,12 @@ func foldedInStruct(doc []byte, t reflect.Type, path *[]string) (string, bool) {
 // foldedInMap checks the values of an object decoded into a map (whose
 // keys are taken exactly).
 func foldedInMap(doc []byte, elem reflect.Type, path *[]string) (string, bool) {
-	it, ok := iterMembers(doc)
+	it, ok := IterMembers(doc)
 	if !ok {
 		return "", false
 	}
-	for m, more := it.next(); more; m, more = it.next() {
-		if want, found := foldedUnder(m.val, elem, path, m.keyString()); found {
+	for m, more := it.Next(); more; m, more = it.Next() {
+		if want, found := foldedUnder(m.Value, elem, path, m.Name()); found {
 			return want, true
 		}
 	}
@@ -302,17 +289,17 @@ func foldedInMap(doc []byte, elem reflect.Type, path *[]string) (string, bool) {
 // foldedInArray checks the elements of an array decoded into a slice or
 // an array.
 func foldedInArray(doc []byte, elem reflect.Type, path *[]string) (string, bool) {
-	if kindOf(doc) != kindArray {
+	if KindOf(doc) != KindArray {
 		return "", false
 	}
-	for i, n := skipSpace(doc, 1), 0; i < len(doc) && doc[i] != ']'; n++ {
-		end := valueEnd(doc, i)
+	for i, n := SkipSpace(doc, 1), 0; i < len(doc) && doc[i] != ']'; n++ {
+		end := ValueEnd(doc, i)
 		if want, found := foldedUnder(doc[i:end], elem, path, strconv.Itoa(n)); found {
 			return want, true
 		}
-		i = skipSpace(doc, end)
+		i = SkipSpace(doc, end)
 		if i < len(doc) && doc[i] == ',' {
-			i = skipSpace(doc, i+1)
+			i = SkipSpace(doc, i+1)
 		}
 	}
 	return "", false
@@ -396,30 +383,11 @@ func structFields(t reflect.Type) *fieldSet {
 	return actual.(*fieldSet)
 }
 
-// checkKeys refuses params whose readers could disagree: a key repeated in
-// any object, or two protocol members differing only in case.
-func checkKeys(req *Request) *answer {
-	if req.Params == nil {
-		return nil
-	}
-	if ptr, dup := duplicatePointer(req.Params); dup {
-		return refusal(http.StatusBadRequest, CodeInvalidParams,
-			"Invalid params: member "+quoteEcho(ptr)+" appears more than once (a JSON pointer into params); send each member once")
-	}
-	for _, ms := range [...][]member{req.parsed.params, req.parsed.meta} {
-		if a, b, twins := caseTwins(ms); twins {
-			return refusal(http.StatusBadRequest, CodeInvalidParams,
-				"Invalid params: members "+quoteEcho(a)+" and "+quoteEcho(b)+" differ only in case; member names are case-sensitive, send one")
-		}
-	}
-	return nil
-}
-
-// foldedRPCMember returns the JSON-RPC member name that key (raw, as in the
+// FoldedRPCMember returns the JSON-RPC member name that key (raw, as in the
 // body) equals under case folding without being equal to it, if any: Go
 // decoders would read "ID" as the id that this package's exact reader does
 // not see. It allocates only for keys with escapes or non-ASCII bytes.
-func foldedRPCMember(key []byte) (string, bool) {
+func FoldedRPCMember(key []byte) (string, bool) {
 	for _, name := range [...]string{"jsonrpc", "id", "method", "params", "result", "error"} {
 		if foldsTo(key, name) {
 			return name, true
@@ -454,5 +422,5 @@ func foldsTo(key []byte, name string) bool {
 		}
 		return true
 	}
-	return strings.EqualFold(member{key: key}.keyString(), name)
+	return strings.EqualFold(Member{Key: key}.Name(), name)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
 
 // On the legacy revisions a client cancels a call by POSTing
@@ -21,11 +23,31 @@ import (
 // application but two to ==. Only the identity the application states
 // counts, and no application code runs while inflight's lock is held.
 
+// runningCalls is the seam where a legacy notifications/cancelled meets
+// the call it names: the call stage registers every running legacy call
+// of a method that can block (add), and the notification cancels those
+// with its request id and its caller's CallerID (cancelCalls). inflight,
+// below, is the in-process implementation: it reaches the calls running
+// on this instance only. An implementation shared by instances (a relay
+// on a bus, issue 20) reaches the instance running the call, whichever
+// received the notification; nothing else changes.
+type runningCalls interface {
+	// add registers req as running, when its caller has a CallerID, and
+	// returns the context the call runs in (which cancelCalls ends, with
+	// errCancelledByClient as its cause) and the func that unregisters
+	// it, which the caller must call when the call is over.
+	add(ctx context.Context, req *Request) (context.Context, func())
+	// cancelCalls cancels the calls registered under key and reports how
+	// many there were.
+	cancelCalls(key flightKey) int
+}
+
 // errCancelledByClient is the cause of a call's context when the client
 // cancelled it with notifications/cancelled.
 var errCancelledByClient = errors.New("mcpmw: cancelled by the client")
 
-// inflight indexes running legacy calls by request id.
+// inflight indexes running legacy calls by request id: the in-process
+// runningCalls.
 type inflight struct {
 	mu    sync.Mutex
 	calls map[flightKey][]*flight
@@ -91,18 +113,24 @@ func (f *inflight) remove(key flightKey, fl *flight) {
 	}
 }
 
-// cancel handles notifications/cancelled: it cancels the calls with the
-// named request id whose caller has the same CallerID as the notification's.
-func (f *inflight) cancel(_ context.Context, req *Request) *Response {
+// cancelled returns the handler of notifications/cancelled: it cancels
+// the calls with the named request id whose caller has the same CallerID
+// as the notification's.
+func cancelled(calls runningCalls) func(context.Context, *Request) *Response {
+	return func(_ context.Context, req *Request) *Response { return cancelCallsOf(calls, req) }
+}
+
+// cancelCallsOf cancels the calls the notification req names.
+func cancelCallsOf(calls runningCalls, req *Request) *Response {
 	id := req.Param("requestId")
-	if k := kindOf(id); k != kindString && k != kindNumber {
+	if k := jsonwire.KindOf(id); k != jsonwire.KindString && k != jsonwire.KindNumber {
 		return accepted("cancellation without a requestId")
 	}
 	who := callerID(req.Caller)
 	if who == "" {
 		return accepted("cancellation of " + capEcho(string(id)) + ": the caller has no CallerID, so no call of its can be named")
 	}
-	if n := f.cancelCalls(flightKey{callerID: who, requestID: requestKey(id)}); n == 0 {
+	if n := calls.cancelCalls(flightKey{callerID: who, requestID: requestKey(id)}); n == 0 {
 		return accepted("cancellation of " + capEcho(string(id)) + ": no such call running here")
 	}
 	return accepted("cancelled " + capEcho(string(id)))
@@ -112,7 +140,7 @@ func (f *inflight) cancel(_ context.Context, req *Request) *Response {
 // same id share: a string by its decoded value ("a" and "\u0061" are one
 // id), a number by its text, each tagged so that "1" and 1 stay apart.
 func requestKey(id []byte) string {
-	if s, ok := unquote(id); ok {
+	if s, ok := jsonwire.Unquote(id); ok {
 		return "s" + s
 	}
 	return "n" + string(id)

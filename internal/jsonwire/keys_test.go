@@ -1,4 +1,4 @@
-package mcpmw
+package jsonwire
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func TestDuplicatePointer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			require.True(t, json.Valid([]byte(tt.doc)))
-			got, found := duplicatePointer([]byte(tt.doc))
+			got, found := DuplicatePointer([]byte(tt.doc))
 			assert.Equal(t, tt.want != "", found)
 			assert.Equal(t, tt.want, got)
 		})
@@ -50,7 +50,7 @@ func TestDuplicatePointer(t *testing.T) {
 func TestDuplicatePointerAllocations(t *testing.T) {
 	// Not parallel: it counts allocations.
 	small := []byte(`{"name":"echo","arguments":{"message":"hi","o":{"a":[1,{"b":2}]}},"_meta":{"progressToken":1}}`)
-	assert.Zero(t, testing.AllocsPerRun(10, func() { duplicatePointer(small) }), "a request's params cost nothing")
+	assert.Zero(t, testing.AllocsPerRun(10, func() { DuplicatePointer(small) }), "a request's params cost nothing")
 	var b strings.Builder
 	b.WriteString("{")
 	for i := range 10000 {
@@ -58,13 +58,13 @@ func TestDuplicatePointerAllocations(t *testing.T) {
 	}
 	b.WriteString(`"last":0}`)
 	wide := []byte(b.String())
-	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { duplicatePointer(wide) }), 4.0, "a wide object: the key list once, the sort's index")
+	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { DuplicatePointer(wide) }), 4.0, "a wide object: the key list once, the sort's index")
 }
 
 func TestCaseTwins(t *testing.T) {
 	t.Parallel()
-	members := func(doc string) []member {
-		ms, ok := objectMembers([]byte(doc), nil)
+	members := func(doc string) []Member {
+		ms, ok := ObjectMembers([]byte(doc), nil)
 		require.True(t, ok)
 		return ms
 	}
@@ -90,7 +90,7 @@ func TestCaseTwins(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a, b, found := caseTwins(members(tt.doc))
+			a, b, found := CaseTwins(members(tt.doc))
 			assert.Equal(t, tt.a != "", found)
 			assert.Equal(t, tt.a, a)
 			assert.Equal(t, tt.b, b)
@@ -176,14 +176,14 @@ func TestFoldedFieldLeavesSelfDecodingValues(t *testing.T) {
 	t.Parallel()
 	typ := reflect.TypeFor[*selfDecoding]()
 	for _, doc := range []string{`{"p":{"team":1}}`, `{"pp":{"team":1}}`, `{"v":{"team":1}}`, `{"vp":{"team":1}}`} {
-		_, _, found := foldedField([]byte(doc), typ)
+		_, _, found := FoldedField([]byte(doc), typ)
 		assert.False(t, found, doc)
 	}
-	ptr, want, found := foldedField([]byte(`{"o":{"TEAM":1}}`), typ)
+	ptr, want, found := FoldedField([]byte(`{"o":{"TEAM":1}}`), typ)
 	assert.True(t, found)
 	assert.Equal(t, "/o/TEAM", ptr)
 	assert.Equal(t, "team", want)
-	_, _, found = foldedField([]byte(`{"team":1}`), reflect.TypeFor[*ptrDecoder]())
+	_, _, found = FoldedField([]byte(`{"team":1}`), reflect.TypeFor[*ptrDecoder]())
 	assert.False(t, found, "the target itself decodes itself")
 }
 
@@ -213,14 +213,14 @@ func TestFoldedField(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ptr, want, found := foldedField([]byte(tt.doc), typ)
+			ptr, want, found := FoldedField([]byte(tt.doc), typ)
 			assert.Equal(t, tt.ptr != "", found)
 			assert.Equal(t, tt.ptr, ptr)
 			assert.Equal(t, tt.want, want)
 		})
 	}
 	_ = foldOuter{}.hidden
-	_, _, found := foldedField([]byte(`{"Region":1}`), reflect.TypeFor[*map[string]any]())
+	_, _, found := FoldedField([]byte(`{"Region":1}`), reflect.TypeFor[*map[string]any]())
 	assert.False(t, found)
 }
 
@@ -260,7 +260,7 @@ func TestStructFieldsFollowEmbedding(t *testing.T) {
 		{`{"tagged":{"inner":"x"}}`, "/tagged/inner"},
 		{`{"Zip":"1","depth":2,"tagged":{"Inner":"x"},"region":"eu"}`, ""},
 	} {
-		ptr, _, found := foldedField([]byte(tt.doc), reflect.TypeFor[*foldOuterEmbeds]())
+		ptr, _, found := FoldedField([]byte(tt.doc), reflect.TypeFor[*foldOuterEmbeds]())
 		assert.Equal(t, tt.ptr != "", found, tt.doc)
 		assert.Equal(t, tt.ptr, ptr, tt.doc)
 	}

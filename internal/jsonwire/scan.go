@@ -1,4 +1,4 @@
-package mcpmw
+package jsonwire
 
 import (
 	"bytes"
@@ -8,136 +8,129 @@ import (
 	"unicode/utf8"
 )
 
-// This file holds the small JSON scanner the request path uses instead of
-// decoding into maps or reflected structs. The body is checked once with
-// json.Valid and utf8.Valid; after that the scanner only has to find where
-// values start and end, so it can assume well-formed input. (On invalid
-// UTF-8 it would disagree with encoding/json, which reads each bad byte of a
-// key as U+FFFD; parseEnvelope and NewArgs refuse such input.) Keys are
-// compared exactly (JSON-RPC and MCP member names are case-sensitive, unlike
-// encoding/json's matching).
-
-// member is one name/value pair of a JSON object, both as raw bytes of the
-// original document. key excludes its quotes and may contain escapes.
-type member struct {
-	key []byte
-	val []byte
+// Member is one name/value pair of a JSON object, both as raw bytes of the
+// original document: slices of it, not copies, so a Member is valid as long
+// as the document is and must not be written through.
+type Member struct {
+	Key   []byte // the key without its quotes, escapes as written
+	Value []byte // the raw value
 }
 
-// is reports whether the member's key, decoded, equals name.
-func (m member) is(name string) bool {
-	if bytes.IndexByte(m.key, '\\') < 0 {
-		return string(m.key) == name
+// Is reports whether the member's key, decoded, equals name.
+func (m Member) Is(name string) bool {
+	if bytes.IndexByte(m.Key, '\\') < 0 {
+		return string(m.Key) == name
 	}
 	var s string
-	if err := json.Unmarshal(append(append([]byte{'"'}, m.key...), '"'), &s); err != nil {
+	if err := json.Unmarshal(append(append([]byte{'"'}, m.Key...), '"'), &s); err != nil {
 		return false
 	}
 	return s == name
 }
 
-// keyString returns the member's key with escapes decoded.
-func (m member) keyString() string {
-	if bytes.IndexByte(m.key, '\\') < 0 {
-		return string(m.key)
+// Name returns the member's key with escapes decoded. It allocates only
+// for a key that holds an escape.
+func (m Member) Name() string {
+	if bytes.IndexByte(m.Key, '\\') < 0 {
+		return string(m.Key)
 	}
 	var s string
-	_ = json.Unmarshal(append(append([]byte{'"'}, m.key...), '"'), &s)
+	_ = json.Unmarshal(append(append([]byte{'"'}, m.Key...), '"'), &s)
 	return s
 }
 
-// objectMembers appends the members of the JSON object doc to dst. doc must
+// ObjectMembers appends the members of the JSON object doc to dst. doc must
 // be valid JSON; ok is false when it is not an object.
-func objectMembers(doc []byte, dst []member) (_ []member, ok bool) {
-	it, ok := iterMembers(doc)
+func ObjectMembers(doc []byte, dst []Member) (_ []Member, ok bool) {
+	it, ok := IterMembers(doc)
 	if !ok {
 		return dst, false
 	}
-	for m, more := it.next(); more; m, more = it.next() {
+	for m, more := it.Next(); more; m, more = it.Next() {
 		dst = append(dst, m)
 	}
 	return dst, true
 }
 
-// collectMembers returns the members of the JSON object doc, which must be
+// CollectMembers returns the members of the JSON object doc, which must be
 // valid JSON; ok is false when it is not an object. A small object grows its
 // slice as usual; past 32 members the rest are counted first, so a body of a
 // million members costs one slice of the right size, not a series of ever
 // larger copies.
-func collectMembers(doc []byte) (_ []member, ok bool) {
-	it, ok := iterMembers(doc)
+func CollectMembers(doc []byte) (_ []Member, ok bool) {
+	it, ok := IterMembers(doc)
 	if !ok {
 		return nil, false
 	}
 	const exactAbove = 32
-	var ms []member
-	for m, more := it.next(); more; m, more = it.next() {
+	var ms []Member
+	for m, more := it.Next(); more; m, more = it.Next() {
 		if len(ms) == exactAbove {
 			rest, n := it, 0 // it is a value: counting moves only the copy
-			for _, more := rest.next(); more; _, more = rest.next() {
+			for _, more := rest.Next(); more; _, more = rest.Next() {
 				n++
 			}
-			ms = append(make([]member, 0, exactAbove+1+n), ms...)
+			ms = append(make([]Member, 0, exactAbove+1+n), ms...)
 		}
 		ms = append(ms, m)
 	}
 	return ms, true
 }
 
-// memberIter reads the members of a JSON object one at a time, without
+// MemberIter reads the members of a JSON object one at a time, without
 // collecting them: a body with a million members costs no memory to walk.
-type memberIter struct {
+type MemberIter struct {
 	doc  []byte
 	i    int // the opening quote of the next key
 	done bool
 }
 
-// iterMembers starts reading the members of the JSON object doc, which must
+// IterMembers starts reading the members of the JSON object doc, which must
 // be valid JSON; ok is false when it is not an object.
-func iterMembers(doc []byte) (it memberIter, ok bool) {
-	i := skipSpace(doc, 0)
+func IterMembers(doc []byte) (it MemberIter, ok bool) {
+	i := SkipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
-		return memberIter{done: true}, false
+		return MemberIter{done: true}, false
 	}
-	i = skipSpace(doc, i+1)
-	return memberIter{doc: doc, i: i, done: i >= len(doc) || doc[i] == '}'}, true
+	i = SkipSpace(doc, i+1)
+	return MemberIter{doc: doc, i: i, done: i >= len(doc) || doc[i] == '}'}, true
 }
 
-// next returns the next member; more is false after the last one.
-func (it *memberIter) next() (m member, more bool) {
+// Next returns the next member; more is false after the last one.
+func (it *MemberIter) Next() (m Member, more bool) {
 	if it.done {
-		return member{}, false
+		return Member{}, false
 	}
 	doc, i := it.doc, it.i
 	end := stringEnd(doc, i)
-	m.key = doc[i+1 : end-1]
-	i = skipSpace(doc, end)
-	i = skipSpace(doc, i+1) // past ':'
-	vend := valueEnd(doc, i)
-	m.val = doc[i:vend]
-	i = skipSpace(doc, vend)
+	m.Key = doc[i+1 : end-1]
+	i = SkipSpace(doc, end)
+	i = SkipSpace(doc, i+1) // past ':'
+	vend := ValueEnd(doc, i)
+	m.Value = doc[i:vend]
+	i = SkipSpace(doc, vend)
 	if i >= len(doc) || doc[i] == '}' {
 		it.done = true
-	} else if i = skipSpace(doc, i+1); i >= len(doc) { // past ','
+	} else if i = SkipSpace(doc, i+1); i >= len(doc) { // past ','
 		it.done = true
 	}
 	it.i = i
 	return m, true
 }
 
-// membersInto reads the members of the JSON object doc into buf while they
-// fit, and otherwise into one exactly sized slice (see collectMembers), so a
+// MembersInto reads the members of the JSON object doc into buf while they
+// fit, and otherwise into one exactly sized slice (see CollectMembers), so a
 // wide object costs one allocation rather than a series of regrowths. doc
 // must be valid JSON; nil means it is not an object.
-func membersInto(doc []byte, buf []member) []member {
-	it, ok := iterMembers(doc)
+func MembersInto(doc []byte, buf []Member) []Member {
+	it, ok := IterMembers(doc)
 	if !ok {
 		return nil
 	}
 	ms := buf[:0]
-	for m, more := it.next(); more; m, more = it.next() {
+	for m, more := it.Next(); more; m, more = it.Next() {
 		if len(ms) == cap(ms) {
-			all, _ := collectMembers(doc)
+			all, _ := CollectMembers(doc)
 			return all
 		}
 		ms = append(ms, m)
@@ -145,25 +138,25 @@ func membersInto(doc []byte, buf []member) []member {
 	return ms
 }
 
-// lookup returns the value of the first member named name, or nil.
-func lookup(members []member, name string) []byte {
+// Lookup returns the value of the first member named name, or nil.
+func Lookup(members []Member, name string) []byte {
 	for _, m := range members {
-		if m.is(name) {
-			return m.val
+		if m.Is(name) {
+			return m.Value
 		}
 	}
 	return nil
 }
 
-// duplicateKey returns the first key that appears twice among members, if
+// DuplicateKey returns the first key that appears twice among members, if
 // any: the key of the earliest member whose key an earlier member already
 // has. Keys are compared as decoded, so "a" and "\u0061" are the same key.
-func duplicateKey(members []member) (string, bool) {
-	i, dup := duplicateIndex(len(members), func(i int) []byte { return members[i].key })
+func DuplicateKey(members []Member) (string, bool) {
+	i, dup := duplicateIndex(len(members), func(i int) []byte { return members[i].Key })
 	if !dup {
 		return "", false
 	}
-	return members[i].keyString(), true
+	return members[i].Name(), true
 }
 
 // duplicateIndex returns the index of the earliest of n raw keys (as in the
@@ -194,7 +187,7 @@ func sameKey(a, b []byte) bool {
 		return true
 	}
 	escaped := bytes.IndexByte(a, '\\') >= 0 || bytes.IndexByte(b, '\\') >= 0
-	return escaped && (member{key: a}).keyString() == (member{key: b}).keyString()
+	return escaped && (Member{Key: a}).Name() == (Member{Key: b}).Name()
 }
 
 // duplicateIndexSorted sorts key indices, so that many keys make the check
@@ -207,7 +200,7 @@ func duplicateIndexSorted(n int, rawKey func(i int) []byte) (int, bool) {
 			if decoded == nil {
 				decoded = make(map[int32][]byte)
 			}
-			decoded[int32(i)] = []byte(member{key: k}.keyString())
+			decoded[int32(i)] = []byte(Member{Key: k}.Name())
 		}
 	}
 	key := func(i int32) []byte {
@@ -239,7 +232,9 @@ func duplicateIndexSorted(n int, rawKey func(i int) []byte) (int, bool) {
 	return int(first), first >= 0
 }
 
-func skipSpace(doc []byte, i int) int {
+// SkipSpace returns the index of the first byte of doc at i or after that
+// is not JSON whitespace, or len(doc).
+func SkipSpace(doc []byte, i int) int {
 	for i < len(doc) {
 		switch doc[i] {
 		case ' ', '\t', '\r', '\n':
@@ -272,8 +267,8 @@ func stringEnd(doc []byte, i int) int {
 	}
 }
 
-// valueEnd returns the index just past the value starting at doc[i].
-func valueEnd(doc []byte, i int) int {
+// ValueEnd returns the index just past the value starting at doc[i].
+func ValueEnd(doc []byte, i int) int {
 	if i >= len(doc) {
 		return i
 	}
@@ -307,11 +302,11 @@ func valueEnd(doc []byte, i int) int {
 	}
 }
 
-// exceedsDepth reports whether the valid JSON document doc nests objects and
+// ExceedsDepth reports whether the valid JSON document doc nests objects and
 // arrays more than limit levels deep. It does not recurse, and it reads a
 // document with few brackets (nearly every request) only through
 // bytes.Count.
-func exceedsDepth(doc []byte, limit int) bool {
+func ExceedsDepth(doc []byte, limit int) bool {
 	if bytes.Count(doc, []byte{'{'})+bytes.Count(doc, []byte{'['}) <= limit {
 		return false // brackets inside strings only make this count larger
 	}
@@ -331,47 +326,52 @@ func exceedsDepth(doc []byte, limit int) bool {
 	return false
 }
 
-// jsonKind classifies a raw JSON value by its first byte.
-type jsonKind uint8
+// Kind classifies a raw JSON value by its first byte.
+type Kind uint8
 
+// The kinds of JSON value, and KindNone for a value that is absent.
 const (
-	kindNone jsonKind = iota // absent
-	kindNull
-	kindBool
-	kindNumber
-	kindString
-	kindArray
-	kindObject
+	KindNone Kind = iota // absent: an empty value
+	KindNull
+	KindBool
+	KindNumber
+	KindString
+	KindArray
+	KindObject
 )
 
-func kindOf(v []byte) jsonKind {
+// KindOf returns the kind of the raw JSON value v, read from its first
+// byte alone: v must be valid JSON or empty (KindNone), as every value the
+// scanner returns is.
+func KindOf(v []byte) Kind {
 	if len(v) == 0 {
-		return kindNone
+		return KindNone
 	}
 	switch v[0] {
 	case 'n':
-		return kindNull
+		return KindNull
 	case 't', 'f':
-		return kindBool
+		return KindBool
 	case '"':
-		return kindString
+		return KindString
 	case '[':
-		return kindArray
+		return KindArray
 	case '{':
-		return kindObject
+		return KindObject
 	default:
-		return kindNumber
+		return KindNumber
 	}
 }
 
-func (k jsonKind) String() string {
+// String returns the kind as a message names it: "a string", "absent".
+func (k Kind) String() string {
 	return [...]string{"absent", "null", "a boolean", "a number", "a string", "an array", "an object"}[k]
 }
 
-// unquote decodes the JSON string v (quotes included). ok is false when v is
+// Unquote decodes the JSON string v (quotes included). ok is false when v is
 // not a string.
-func unquote(v []byte) (string, bool) {
-	if kindOf(v) != kindString {
+func Unquote(v []byte) (string, bool) {
+	if KindOf(v) != KindString {
 		return "", false
 	}
 	inner := v[1 : len(v)-1]

@@ -1,4 +1,4 @@
-package mcpmw
+package jsonwire
 
 import (
 	"encoding/base64"
@@ -9,15 +9,17 @@ import (
 // escapes them, and bytes as base64 strings. Documents built once at
 // startup use encoding/json.
 
-// appendString appends s to dst as a JSON string, escaping what JSON requires
+// AppendString appends s to dst as a JSON string, escaping what JSON requires
 // and the HTML-sensitive characters encoding/json also escapes. Invalid UTF-8
 // becomes U+FFFD, as with encoding/json.
 //
 // Runs of bytes that need no escaping (plain ASCII text, nearly all of a
 // typical result) are skipped with one table lookup per byte and appended
-// at once; everything else stays in one loop, however branchy, because it
-// runs over every byte of every string the hot path writes.
-func appendString(dst []byte, s string) []byte {
+// at once; everything else stays in one loop, however branchy (cyclomatic
+// 16, on purpose), because it runs over every byte of every string the hot
+// path writes: a call per escaped byte would cost more than the branches,
+// and the loop reads as one table of escapes.
+func AppendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
@@ -72,7 +74,7 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// plainASCII[b] reports whether appendString copies byte b as it is:
+// plainASCII[b] reports whether AppendString copies byte b as it is:
 // printable ASCII other than '"', '\\' and the HTML-sensitive '<', '>', '&'.
 var plainASCII = func() (t [256]bool) {
 	for b := byte(0x20); b < utf8.RuneSelf; b++ {
@@ -81,8 +83,8 @@ var plainASCII = func() (t [256]bool) {
 	return t
 }()
 
-// appendBase64 appends data to dst as a JSON string of its standard base64.
-func appendBase64(dst []byte, data []byte) []byte {
+// AppendBase64 appends data to dst as a JSON string of its standard base64.
+func AppendBase64(dst []byte, data []byte) []byte {
 	dst = append(dst, '"')
 	dst = base64.StdEncoding.AppendEncode(dst, data)
 	return append(dst, '"')

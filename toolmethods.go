@@ -1,0 +1,133 @@
+package mcpmw
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// toolMethods serves tools/list and tools/call from a Registry.
+type toolMethods struct {
+	rounds   *rounds // rounds of asking the client (Ask)
+	reg      *Registry
+	timeout  time.Duration // Options.ToolTimeout
+	pageSize int
+	ttl      time.Duration
+	ad       *advertisement // for serverInfo in results
+	pages    listPages[*entry]
+}
+
+// methods returns the tools capability's methods.
+func (t *toolMethods) methods() []Method {
+	return []Method{
+		{Name: "tools/list", Capability: "tools", Handle: t.list, quick: true},
+		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call, arguments: t.reg.toolRedaction},
+	}
+}
+
+// list answers tools/list with the tools the caller may use, in
+// registration order, one page at a time.
+func (t *toolMethods) list(_ context.Context, req *Request) *Response {
+	f := pageFormat{size: t.pageSize, ttlMs: t.ttl.Milliseconds(), serverMeta: t.ad.serverMeta}
+	return listCatalogue(req, toolsList, f, &t.reg.table().catalogue, &t.pages)
+}
+
+// target finds the tool a tools/call names, once its name and arguments
+// are read.
+func (t *toolMethods) target(req *Request) (*Target, *Response) {
+	name, resp := nameAndArguments(req, "tools/call", "tool", "an object")
+	if resp != nil {
+		return nil, resp
+	}
+	e := t.reg.table().byKey[name]
+	if e == nil {
+		return nil, unknownTarget("tool", name)
+	}
+	return &e.target, nil
+}
+
+// call answers tools/call: run the tool, encode its result. The handler
+// checked the caller's permission for the tool before the middleware ran;
+// when a middleware has since rewritten the request, its tool is checked
+// here (gatedTarget: the list was a courtesy; the call check is the gate).
+func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
+	target, resp := gatedTarget(ctx, req, t.target)
+	if resp != nil {
+		return resp
+	}
+	e := target.found.(*entry)
+	ctx, rnd, resp := t.rounds.begin(ctx, req, e.Name)
+	if resp != nil {
+		return resp
+	}
+	res, err := t.run(ctx, req, e)
+	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient { // a cancelled tool answers isError, below
+		return clientGone(ctx, e.Name)
+	}
+	if resp, asked := t.rounds.inputRequired(req, target, rnd, err); asked {
+		return resp
+	}
+	if err != nil {
+		return t.toolError(req, e.Name, e.redact != nil, err)
+	}
+	body, err := encodeToolResult(&res, req.revision(), t.ad.serverMeta)
+	if err != nil {
+		return internalError(e.Name, err, "tool failed: its result cannot be sent: "+capEcho(err.Error()))
+	}
+	resp = &Response{Result: body, Target: e.Name, Summary: "ok", encoded: true}
+	if res.IsError {
+		resp.Outcome = OutcomeError
+		resp.Summary = "tool reported an error: " + capEcho(res.AllText())
+	}
+	return resp
+}
+
+// errToolTimeout is the cause of a tool's context when its time is up.
+var errToolTimeout = errors.New("mcpmw: tool timeout")
+
+// run calls the tool with its deadline. A tool the client cancelled
+// (notifications/cancelled, legacy) or that ran out of time answers an
+// isError result saying so.
+func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResult, error) {
+	limit := e.Timeout
+	if limit == 0 {
+		limit = t.timeout
+	}
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limit, errToolTimeout)
+		defer cancel()
+	}
+	res, err := e.Call(ctx, req.Caller, NewArgs(req.Param("arguments")))
+	switch context.Cause(ctx) {
+	case errToolTimeout:
+		return ErrorResult("The tool %q did not finish within %v and was stopped. Try again with a smaller request.", e.Name, limit), nil
+	case errCancelledByClient:
+		return ErrorResult("The call was cancelled by the client."), nil
+	}
+	return res, err
+}
+
+// toolError turns an error returned by a tool into its Response. For a
+// tool with sensitive arguments (redact), an argument error quoting a
+// value is answered and recorded with the value redacted.
+func (t *toolMethods) toolError(req *Request, tool string, redact bool, err error) *Response {
+	var ae *ArgError
+	var je *Error
+	var ke *AskError
+	switch {
+	case errors.As(err, &ae):
+		text := ae.text(redact)
+		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", text)
+		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
+		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(text), encoded: true}
+	case errors.As(err, &ke):
+		res := ErrorResult("%s", ke.Error())                               // the client's words in it are capped
+		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
+		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ke.Error()), encoded: true}
+	case errors.As(err, &je):
+		return &Response{Error: je, Target: tool, Summary: capEcho(je.Message)}
+	default:
+		return failed(tool, "tool", err)
+	}
+}
