@@ -217,3 +217,4 @@ func (n *Notifier) resynced() {
 }
 
 var _ mcpmw.Notifier = (*Notifier)(nil)
+var _ mcpmw.Resyncer = (*Notifier)(nil)

@@ -103,6 +103,21 @@ func TestRelaySendsToTheNamedInstanceOnly(t *testing.T) {
 	}
 }
 
+// TestRelayBroadcastReachesEveryInstance: a payload broadcast by one
+// instance reaches every instance's relay, the sender's included, and
+// under the Send of a directed payload nothing reaches the others.
+func TestRelayBroadcastReachesEveryInstance(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, aIn := newRelay(t, newClient(t, srv.Addr), nil)
+	_, bIn := newRelay(t, newClient(t, srv.Addr), nil)
+	_, cIn := newRelay(t, newClient(t, srv.Addr), nil)
+	require.NoError(t, a.Broadcast(t.Context(), []byte("to all")))
+	for _, in := range []*inbox{aIn, bIn, cIn} {
+		assert.Equal(t, []string{"to all"}, in.wait(t, 1))
+	}
+}
+
 // TestRelayNoSuchInstance: an id no instance holds has no receiver, and an
 // id that cannot be an instance's is not even sent.
 func TestRelayNoSuchInstance(t *testing.T) {
@@ -324,11 +339,11 @@ func TestRelayReceivers(t *testing.T) {
 func TestNewRelayPanicsOnSetupMistakes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	assert.PanicsWithValue(t, "mcpredis: newRelay: Config.Client is nil", func() {
+	assert.PanicsWithValue(t, "mcpredis: NewRelay: Config.Client is nil", func() {
 		_, _ = mcpredis.NewRelay(t.Context(), mcpredis.Config{})
 	})
 	r, _ := newRelay(t, newClient(t, srv.Addr), nil)
-	assert.PanicsWithValue(t, "mcpredis: relay.Receive: the deliver func is nil", func() { r.Receive(nil) })
+	assert.PanicsWithValue(t, "mcpredis: Relay.Receive: the deliver func is nil", func() { r.Receive(nil) })
 }
 
 // TestCallerGivingUpIsNoOutage: a publish (the Notifier's, the relay's)
