@@ -7,7 +7,10 @@
 # MCPMW_CONFORMANCE_INSTANCES=N (N > 1) runs the same suite through a
 # round-robin proxy (scripts/rrproxy: strict rotation, no stickiness) in
 # front of N server processes sharing one MCP_STATE_KEY (the caller's, or a
-# random one); scripts/conformance-proxy.sh does that with 3.
+# random one) and one redis-server started here on a free loopback port
+# with persistence off (REDIS_URL: legacy answers and cancellations
+# relayed, notifications, the trigger tools' Registry changes);
+# scripts/conformance-proxy.sh does that with 3, and needs redis-server.
 #
 # Needs Go, npm and python3. Node 22 and the suite are installed on first use
 # into a cache outside the repository:
@@ -157,6 +160,16 @@ else
   # random key when the caller gives none (it is never printed).
   MCP_STATE_KEY="${MCP_STATE_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
   export MCP_STATE_KEY
+  # One Redis for every instance, on a free loopback port, persistence off.
+  command -v redis-server >/dev/null || { echo "conformance: $INSTANCES instances need redis-server (Debian: apt-get install redis-server)" >&2; exit 2; }
+  REDIS_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  start redis redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no
+  for _ in $(seq 100); do
+    python3 -c 'import socket, sys; s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1); s.sendall(b"PING\r\n"); sys.exit(0 if s.recv(16).startswith(b"+PONG") else 1)' "$REDIS_PORT" 2>/dev/null && break
+    alive || exit 1
+    sleep 0.05
+  done
+  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
   BACKENDS=()
   for i in $(seq "$INSTANCES"); do
     start_server "server-$i"
@@ -166,7 +179,7 @@ else
   start proxy "$WORK/rrproxy" -listen 127.0.0.1:0 "${BACKENDS[@]}"
   URL="$(await_url "$WORK/logs/proxy.log" "$LAST" 's|.*listening on \(http://[^ ,]*\).*|\1/mcp|p')"
   await_ready "$URL"
-  echo "conformance: round-robin proxy at $URL over ${BACKENDS[*]}, one shared MCP_STATE_KEY (suite $SUITE_VERSION, $("$NODE" --version))" >&2
+  echo "conformance: round-robin proxy at $URL over ${BACKENDS[*]}, one shared MCP_STATE_KEY and Redis at $REDIS_URL (suite $SUITE_VERSION, $("$NODE" --version))" >&2
 fi
 
 # --- the suite --------------------------------------------------------------

@@ -14,9 +14,11 @@
 //	               unset means a random key of this process's own. Instances that
 //	               share a key resume each other's rounds.
 //	REDIS_URL      redis://[user:password@]host:port/db: the notes (per team), the
-//	               rate limit (one budget per client IP across every instance) and
-//	               change notifications go through this Redis, so that any number
-//	               of instances behind a load balancer serve the same service.
+//	               rate limit (one budget per client IP across every instance),
+//	               change notifications, and a legacy client's answers and
+//	               cancellations (relayed to the instance that asked, or runs the
+//	               call) go through this Redis, so that any number of instances
+//	               behind a load balancer serve the same service.
 //	               Unset: one instance, everything in its memory.
 //	REDIS_FAIL     open (default) or closed: while Redis cannot be reached, the rate
 //	               limit admits every request, or refuses it (429, Retry-After: 1).
@@ -27,7 +29,8 @@
 // With REDIS_URL, its keys and channels start with "chi-app:": the notes of
 // team T are the sorted set chi-app:notes:{T} (and its counter
 // chi-app:notes:{T}:next); the rate limit and the notifications use
-// mcpredis's (chi-app:rate:..., chi-app:events).
+// mcpredis's (chi-app:rate:..., chi-app:events), the relay each
+// instance's own chi-app:instance:<id> and the shared chi-app:instances.
 //
 // Bearer tokens: "reader-token" (capability read) and "writer-token" (read
 // and write), both of the team "demo"; "other-token" (read and write) is of
@@ -123,7 +126,7 @@ func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.H
 // closes the connections to Redis once the server is done.
 func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Handler, *mcpmw.Handler, func()) {
 	logger := slog.New(slog.NewTextHandler(logOut, nil))
-	store, notify, limit, done := backends(c, logger)
+	store, notify, limit, relay, done := backends(c, logger)
 	var reg mcpmw.Registry
 	reg.AddTools(tools(store, notify)...)
 	reg.AddTools(extra...)
@@ -139,6 +142,7 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 		Logger:       logger,
 		StateKeys:    c.stateKeys,
 		Notifier:     notify,
+		Relay:        relay,
 		RateLimit:    limit,
 	}
 	// One JSON object per line, the arguments as JSON (sensitive ones,
@@ -157,16 +161,17 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 }
 
 // backends returns what the app keeps its notes in, tells its listeners
-// through and limits requests by (nil for RATE_LIMIT=0): this process's
-// memory, or with REDIS_URL, Redis, which every instance shares; and the
-// func that closes the connections to Redis.
-func backends(c config, logger *slog.Logger) (notes, mcpmw.Notifier, mcpmw.RateLimiter, func()) {
+// through, limits requests by (nil for RATE_LIMIT=0) and relays legacy
+// answers and cancellations through (nil: none): this process's memory,
+// or with REDIS_URL, Redis, which every instance shares; and the func that
+// closes the connections to Redis.
+func backends(c config, logger *slog.Logger) (notes, mcpmw.Notifier, mcpmw.RateLimiter, mcpmw.Relay, func()) {
 	if !c.redis.Enabled() {
 		var limit mcpmw.RateLimiter
 		if c.ratePerMin > 0 {
 			limit = ratelimit.PerIP(c.ratePerMin, time.Minute)
 		}
-		return newMemNotes(), mcpmw.NewLocalNotifier(), limit, func() {}
+		return newMemNotes(), mcpmw.NewLocalNotifier(), limit, nil, func() {}
 	}
 	cfg := c.redis.Config("chi-app:", logger)
 	var limit mcpmw.RateLimiter
@@ -174,7 +179,8 @@ func backends(c config, logger *slog.Logger) (notes, mcpmw.Notifier, mcpmw.RateL
 		limit = mcpredis.PerIP(cfg, c.ratePerMin, time.Minute)
 	}
 	n := mcpredis.NewNotifier(cfg)
-	return newRedisNotes(cfg.Client, cfg.Prefix, logger), n, limit, func() { _, _ = n.Close(), cfg.Client.Close() }
+	relay, closeRelay := redisenv.Relay(cfg, logger)
+	return newRedisNotes(cfg.Client, cfg.Prefix, logger), n, limit, relay, func() { closeRelay(); _, _ = n.Close(), cfg.Client.Close() }
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
@@ -215,7 +221,7 @@ func run() error {
 	srv := newHTTPServer(c.addr, router)
 	srv.RegisterOnShutdown(mcp.Close) // listen streams end, so Shutdown does not wait for them
 	if c.redis.Enabled() {
-		fmt.Fprintf(os.Stderr, "chi-app: notes, rate limit and notifications in Redis at %s (REDIS_FAIL=%s)\n", c.redis.Addr(), c.redis.Failure)
+		fmt.Fprintf(os.Stderr, "chi-app: notes, rate limit, notifications, legacy answers and cancellations in Redis at %s (REDIS_FAIL=%s)\n", c.redis.Addr(), c.redis.Failure)
 	}
 
 	// Listening first, so that the line below names the port the kernel

@@ -21,8 +21,10 @@
 //	               runs three behind a round-robin proxy).
 //	REDIS_URL      redis://host:port/db, as for examples/chi-app: change notifications
 //	               published on any instance reach the listeners of every instance
-//	               sharing it (keys and channels under "conformance:"); unset, each
-//	               process has its own. REDIS_FAIL is read and checked as chi-app
+//	               sharing it, a legacy client's answers and cancellations reach
+//	               the instance that asked or runs the call, and the test_trigger_*
+//	               tools change the Registry of every instance (keys and channels
+//	               under "conformance:"); unset, each process has its own. REDIS_FAIL is read and checked as chi-app
 //	               reads it; the fixture has no rate limit for it to govern.
 //
 // Everyone is admitted: this is a test fixture, never a template for
@@ -97,17 +99,30 @@ func configFromEnv(getenv func(string) string) (config, error) {
 // newHandler returns the mux serving the MCP endpoint at /mcp, and the
 // func that closes its connections to Redis once the server is done.
 func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
+	var reg mcpmw.Registry
+	dyn := newDynamics(&reg)
 	var notify mcpmw.Notifier // nil: the Handler's own, this process's listeners only
+	var relay mcpmw.Relay     // nil: legacy answers and cancellations on this process only
 	done := func() {}
 	if c.redis.Enabled() {
 		cfg := c.redis.Config("conformance:", logger)
 		n := mcpredis.NewNotifier(cfg)
-		notify, done = n, func() { _, _ = n.Close(), cfg.Client.Close() }
+		r, closeRelay := redisenv.Relay(cfg, logger)
+		dyn.rdb, dyn.prefix, dyn.channel = cfg.Client, "conformance:dynamic:", "conformance:registry"
+		stopFollowing := func() {}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		stop, err := dyn.follow(ctx)
+		cancel()
+		if err != nil {
+			logger.Error("conformance: the test_trigger_* tools change this instance only", slog.Any("error", err))
+		} else {
+			stopFollowing = stop
+		}
+		notify, relay, done = n, r, func() { stopFollowing(); closeRelay(); _, _ = n.Close(), cfg.Client.Close() }
 	}
-	var reg mcpmw.Registry
 	reg.AddTools(tools()...)
 	reg.AddTools(askTools()...)
-	reg.AddTools(listenTools(&reg)...)
+	reg.AddTools(listenTools(dyn)...)
 	reg.AddResources(resources()...)
 	reg.AddResourceTemplates(templates()...)
 	reg.AddPrompts(prompts()...)
@@ -133,6 +148,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 		LegacySessionIDs: true,
 		StateKeys:        c.stateKeys,
 		Notifier:         notify,
+		Relay:            relay,
 		Logger:           logger,
 	}))
 	return mux, done

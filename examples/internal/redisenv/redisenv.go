@@ -11,6 +11,7 @@
 package redisenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcpmw/mcpmw"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
@@ -87,4 +89,19 @@ func (s Settings) Config(prefix string, logger *slog.Logger) mcpredis.Config {
 	}
 	opts := *s.opts
 	return mcpredis.Config{Client: redis.NewClient(&opts), Prefix: prefix, Failure: s.Failure, Logger: logger}
+}
+
+// Relay returns this instance's mcpredis.Relay on cfg, once Redis has
+// confirmed its subscriptions (within 5 seconds), and the func that closes
+// it. When Redis cannot be reached at start, it logs the error and returns
+// nil: the process serves on, and legacy answers and cancellations then
+// reach only the instance that received them, as without REDIS_URL.
+func Relay(cfg mcpredis.Config, logger *slog.Logger) (mcpmw.Relay, func()) {
+	r, err := mcpredis.NewRelay(context.Background(), cfg)
+	if err != nil {
+		logger.LogAttrs(context.Background(), slog.LevelError,
+			"redisenv: no relay: legacy answers and cancellations reach only the instance that received them", slog.Any("error", err))
+		return nil, func() {}
+	}
+	return r, func() { _ = r.Close() }
 }
