@@ -27,8 +27,11 @@ const answeredWithin = 1500 * time.Millisecond
 // answered within its deadline, and the notes tools answer isError naming
 // the outage (open; closed refuses them first). Each instance logs each
 // transition once each way. Afterwards everything works again without a
-// restart: the notes, the rate limit (it refuses again) and the
-// notifications (a listener on instance 1 hears a change on instance 2).
+// restart: the notes, the rate limit (it refuses again), the
+// notifications (a listener on instance 1 hears a change on instance 2;
+// one that asked for the tool list, which nothing changes, is told it may
+// have changed: the resync) and the legacy answers (a question asked on
+// instance 1 is answered through instance 2).
 func TestRedisStoppedThenStarted(t *testing.T) {
 	t.Parallel()
 	for _, policy := range []string{"open", "closed"} {
@@ -41,6 +44,9 @@ func TestRedisStoppedThenStarted(t *testing.T) {
 			listener, err := client(c.instances[0].url, readerToken).Listen(ctx, mcpmwtest.ListenFilter{ResourcesListChanged: true})
 			require.NoError(t, err)
 			defer listener.Close()
+			tools, err := client(c.instances[0].url, readerToken).Listen(ctx, mcpmwtest.ListenFilter{ToolsListChanged: true})
+			require.NoError(t, err)
+			defer tools.Close()
 
 			// echo sends one echo to url and returns its status and
 			// Retry-After, failing the test if it took too long.
@@ -120,6 +126,21 @@ func TestRedisStoppedThenStarted(t *testing.T) {
 				heard = err == nil && n.Method == mcpmw.ResourcesListChanged
 			}
 			assert.True(t, heard, "notifications cross instances again\n%s", c.logs())
+			next, cancel := context.WithTimeout(ctx, 5*time.Second)
+			told, err := tools.Next(next)
+			cancel()
+			require.NoError(t, err, "the resync: the tool list may have changed while the subscription was broken\n%s", c.logs())
+			assert.Equal(t, mcpmw.ToolsListChanged, told.Method)
+
+			// The relay's subscriptions (the instance's own and the shared
+			// one) come back by themselves too.
+			waitFor(t, "instance 1's relay is subscribed again", 10*time.Second, func() bool {
+				return c.instances[0].logs.count("the relay's subscription is restored") >= 2
+			})
+			call := legacyDelete(t, c.instances[0].url, writerToken, createNote(t, c.instances[0].url, writerToken, "to delete"))
+			accepted(t, c.instances[1].url, writerToken, `{"jsonrpc":"2.0","id":`+string(call.question(t))+`,`+confirmYes+`}`)
+			text, isError := call.result(t)
+			assert.False(t, isError, "legacy answers cross instances again: %s", text)
 
 			statuses, _ := burst(t, c.proxyURL, 8, 8)
 			assert.Positive(t, statuses[429], "the limit holds again: %v", statuses)
