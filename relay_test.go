@@ -136,6 +136,9 @@ func TestLegacyAnswerReachesTheInstanceThatAsked(t *testing.T) {
 	sent := "client response: sent to the instance that asked"
 	notHere := "client response: no request of this caller is waiting for it here (answered late, or sent to another instance)"
 	assert.Equal(t, []string{sent, notHere, sent}, summariesOfAnswers(aud))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	assert.Equal(t, 3, b.sent, "one Send per answer naming another instance, and nothing else")
 }
 
 // An answer POSTed to the instance that asked is delivered there, without

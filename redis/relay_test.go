@@ -56,7 +56,7 @@ func (b *inbox) wait(t *testing.T, n int) []string {
 }
 
 // newRelay returns a relay on a client of its own, closed when t ends.
-func newRelay(t *testing.T, client redis.UniversalClient, logs *logLines) (*mcpredis.Relay, *inbox) {
+func newRelay(t testing.TB, client redis.UniversalClient, logs *logLines) (*mcpredis.Relay, *inbox) {
 	t.Helper()
 	in := newInbox()
 	r, err := mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: client, Logger: slogOf(logs), Timeout: time.Second})
