@@ -268,7 +268,7 @@ func TestCloseLeaksNothing(t *testing.T) {
 // no publisher id.
 func TestUndecodableMessagesDroppedAndLoggedOnce(t *testing.T) {
 	t.Parallel()
-	noFrom := `{"method":"notifications/tools/list_changed","permission":"read"}`
+	noFrom := `{"method":"notifications/prompts/list_changed","permission":"read"}` // not the event that follows: delivered, it would show
 	for name, junk := range map[string][]string{
 		"not JSON first":        {"not json", noFrom, "[]"},
 		"no publisher id first": {noFrom, "not json", "[]"},
