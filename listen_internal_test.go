@@ -56,3 +56,16 @@ func TestRegistryChangedDropsWhatTheRegistryNeverSends(t *testing.T) {
 func TestEventWriteTimeoutIsThirtySeconds(t *testing.T) {
 	assert.Equal(t, 30*time.Second, eventWriteTimeout)
 }
+
+// The result that ends a listen stream is built in one piece: the
+// Response and its bytes, sized once whatever the request id.
+func TestListenResultIsSizedOnce(t *testing.T) {
+	ad := newAdvertisement(Implementation{Name: "a-server-with-a-long-name", Version: "1.2.3"}, "", &[revisionCount][]declaredCapability{}, 0)
+	l := &listenMethods{ad: ad}
+	id := []byte(`"a-request-id-of-some-length"`)
+	var resp *Response
+	allocs := testing.AllocsPerRun(20, func() { resp = l.result(id) })
+	assert.EqualValues(t, 2, allocs)
+	assert.JSONEq(t, `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"a-request-id-of-some-length",`+
+		`"io.modelcontextprotocol/serverInfo":{"name":"a-server-with-a-long-name","version":"1.2.3"}}}`, string(resp.Result))
+}

@@ -92,7 +92,7 @@ func TestMethodSettingsConflicts(t *testing.T) {
 func TestLifetimeStreamRecordsWhenTheStreamOpens(t *testing.T) {
 	t.Parallel()
 	var handled atomic.Int32
-	recorded := make(chan mcpmw.CallRecord, 4)
+	recorded := make(chan mcpmw.CallRecord, 8)
 	audit := mcpmw.AuditFunc(func(_ context.Context, rec mcpmw.CallRecord) { recorded <- rec })
 	watch := mcpmw.Method{Name: "watch/things", Revisions: []string{mcpmw.LatestVersion}, Lifetime: mcpmw.LifetimeStream,
 		Handle: func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
@@ -106,9 +106,9 @@ func TestLifetimeStreamRecordsWhenTheStreamOpens(t *testing.T) {
 				}
 			}}
 		}}
-	wrong := mcpmw.Method{Name: "wrong/then", Revisions: []string{mcpmw.LatestVersion},
+	wrong := mcpmw.Method{Name: "wrong/then", Revisions: []string{mcpmw.LatestVersion}, Streams: true,
 		Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response {
-			return &mcpmw.Response{Then: func(context.Context) *mcpmw.Response { panic("Then must not run") }}
+			return &mcpmw.Response{Then: func(context.Context) *mcpmw.Response { return mcpmw.ResultResponse(map[string]string{"then": "ran"}) }}
 		}}
 	h := mcpmw.New(nil, tokenAuthn, audit, &mcpmw.Options{Methods: []mcpmw.Method{watch, wrong}})
 	for _, proto := range protocols {
@@ -123,12 +123,51 @@ func TestLifetimeStreamRecordsWhenTheStreamOpens(t *testing.T) {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, modern("2", "watch/things", "", "Accept", "application/json"))
 	assert.Equal(t, http.StatusNotAcceptable, w.Code)
+	for _, r := range []*http.Request{
+		modern("3", "wrong/then", ""),
+		// A method that streams, with its stream open, is still not one
+		// whose stream outlives its record.
+		req(`{"jsonrpc":"2.0","id":3,"method":"wrong/then","params":{"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "wrong/then"),
+	} {
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, http.StatusInternalServerError, w.Code, w.Body.String())
+		assert.NotContains(t, w.Body.String(), "ran", "Then does not run")
+	}
+	// A notification has no stream: a Then in answer to one is a mistake.
 	w = httptest.NewRecorder()
-	h.ServeHTTP(w, modern("3", "wrong/then", ""))
+	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"watch/things","params":{`+meta26+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "watch/things"))
 	assert.Equal(t, http.StatusInternalServerError, w.Code, w.Body.String())
+	assert.NotContains(t, w.Body.String(), "opened")
 	h.Close()
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, modern("4", "watch/things", ""))
 	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
-	assert.EqualValues(t, 2, handled.Load(), "406 and 503 come before Handle")
+	assert.EqualValues(t, 3, handled.Load(), "406 and 503 come before Handle")
+}
+
+// A notification gets no event stream, whatever its method may do: a
+// tools/call sent as a notification, with a progress token, whose tool
+// reports progress, is answered 202 with nothing to read.
+func TestANotificationNeverStreams(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	ran := make(chan error, 1)
+	reg.AddTools(mcpmw.Tool{Name: "prog", Permission: "read", Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+		ran <- mcpmw.Progress(ctx, 1, 2, "half")
+		return mcpmw.TextResult("done"), nil
+	}})
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"prog","_meta":{"progressToken":1}}}`, "MCP-Protocol-Version", mcpmw.Version20251125))
+	assert.Equal(t, http.StatusAccepted, w.Code)
+	assert.Empty(t, w.Body.String())
+	assert.NotEqual(t, "text/event-stream", w.Header().Get("Content-Type"))
+	select {
+	case err := <-ran:
+		assert.NoError(t, err, "Progress without a stream does nothing")
+	default:
+		t.Fatal("the tool did not run")
+	}
 }
