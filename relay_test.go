@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,12 +115,16 @@ func (r *busRelay) hand(payload []byte) {
 }
 
 // summariesOfAnswers returns the summaries of the client responses aud
-// recorded, in order.
-func summariesOfAnswers(aud *spy) []string {
+// recorded, in order, once there are n (a record is written once its
+// answer is, which the client may see first), or after 5 s.
+func summariesOfAnswers(aud *spy, n int) []string {
 	var s []string
-	for _, r := range aud.records() {
-		if r.Method == "" {
-			s = append(s, r.Summary)
+	for deadline := time.Now().Add(5 * time.Second); len(s) < n && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		s = s[:0]
+		for _, r := range aud.records() {
+			if r.Method == "" {
+				s = append(s, r.Summary)
+			}
 		}
 	}
 	return s
@@ -204,7 +209,7 @@ func TestLegacyAnswerReachesTheInstanceThatAsked(t *testing.T) {
 
 			sent := "client response: sent to the instance that asked"
 			notHere := "client response: no request of this caller is waiting for it here (answered late, or sent to another instance)"
-			assert.Equal(t, []string{sent, notHere, notHere, notHere, notHere, sent}, summariesOfAnswers(p.aud))
+			assert.Equal(t, []string{sent, notHere, notHere, notHere, notHere, sent}, summariesOfAnswers(p.aud, 6))
 			p.b.mu.Lock()
 			defer p.b.mu.Unlock()
 			assert.Equal(t, 3, p.b.sent, "one Send per answer naming another instance, and nothing else")
@@ -241,7 +246,7 @@ func TestLegacyAnswerToTheSameInstanceCrossesNoBus(t *testing.T) {
 	final := nextMessage(t, stream)
 	require.NotNil(t, final.Result)
 	assert.True(t, final.Result.IsError)
-	assert.Equal(t, []string{"client response: delivered"}, summariesOfAnswers(aud))
+	assert.Equal(t, []string{"client response: delivered"}, summariesOfAnswers(aud, 1))
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	assert.Zero(t, b.sent)
