@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -30,10 +31,19 @@ type answerWaiters interface {
 	// whatever happens.
 	add(callerID string) (id string, answer <-chan clientAnswer, remove func())
 	// deliver hands a to the waiter id, when one waits for callerID's
-	// answer, and reports whether one did. An answer from another caller
-	// leaves the waiter waiting for its own.
-	deliver(id, callerID string, a clientAnswer) bool
+	// answer, and reports what became of it. An answer from another
+	// caller leaves the waiter waiting for its own.
+	deliver(ctx context.Context, id, callerID string, a clientAnswer) delivery
 }
+
+// delivery is what became of a client's answer.
+type delivery uint8
+
+const (
+	notWaiting delivery = iota // no waiter of this caller's has that id (here, or on the instance it names)
+	delivered                  // handed to its waiter, here
+	sentOn                     // sent to the instance the id names, which checks the caller and hands it on
+)
 
 // askIDPrefix starts every id of a request the server sends, so that a
 // client's answer to something else is told apart at a glance in logs.
@@ -65,7 +75,12 @@ type clientAnswer struct {
 func (p *pendingAsks) add(callerID string) (id string, answer <-chan clientAnswer, remove func()) {
 	var b [16]byte
 	rand.Read(b[:]) // never fails (Go 1.24)
-	id = askIDPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return p.addID(askIDPrefix+base64.RawURLEncoding.EncodeToString(b[:]), callerID)
+}
+
+// addID registers a request for callerID under id, which the caller made
+// unguessable.
+func (p *pendingAsks) addID(id, callerID string) (string, <-chan clientAnswer, func()) {
 	w := &pendingAsk{callerID: callerID, answer: make(chan clientAnswer, 1)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -83,19 +98,19 @@ func (p *pendingAsks) add(callerID string) (id string, answer <-chan clientAnswe
 }
 
 // deliver hands a to the request id, when one is waiting for callerID's
-// answer, and reports whether one was. An answer from another caller
-// leaves the request waiting for its own.
-func (p *pendingAsks) deliver(id, callerID string, a clientAnswer) bool {
+// answer, and reports whether one was (delivered or notWaiting). An
+// answer from another caller leaves the request waiting for its own.
+func (p *pendingAsks) deliver(_ context.Context, id, callerID string, a clientAnswer) delivery {
 	p.mu.Lock()
 	w := p.waiting[id]
 	if w == nil || w.callerID != callerID {
 		p.mu.Unlock()
-		return false
+		return notWaiting
 	}
 	delete(p.waiting, id)
 	p.mu.Unlock()
 	w.answer <- a // the only send: the id is gone from the table
-	return true
+	return delivered
 }
 
 // takeAnswer is the stage for a legacy client's JSON-RPC response: it hands
@@ -106,7 +121,7 @@ func (p *pendingAsks) deliver(id, callerID string, a clientAnswer) bool {
 // 2.0 §5): the waiting call gets an *AskError saying so, which it can act
 // on at once rather than wait until AskTimeout, and the POST is refused
 // with 400 and -32600.
-func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
+func (h *Handler) takeAnswer(ctx context.Context, caller Caller, env envelope) answer {
 	a := clientAnswer{result: env.result}
 	both := env.result != nil && env.rpcError != nil
 	switch ptr, dup := jsonwire.DuplicatePointer(env.result); {
@@ -120,17 +135,25 @@ func (h *Handler) takeAnswer(caller Caller, env envelope) answer {
 		a.err = &AskError{Message: "its result has the member " + quoteEcho(ptr) + " more than once"}
 	}
 	id, ok := jsonwire.Unquote(env.id)
-	delivered := ok && h.asks.deliver(id, callerID(caller), a)
+	d := notWaiting
+	if ok {
+		d = h.asks.deliver(ctx, id, callerID(caller), a)
+	}
 	switch {
 	case both:
 		resp := ErrorResponse(CodeInvalidRequest, "Invalid Request: a response carries both result and error; send one of them")
 		resp.Summary = "client response with both result and error: refused, and no request of this caller was waiting for it here"
-		if delivered {
+		switch d {
+		case delivered:
 			resp.Summary = "client response with both result and error: refused, and the waiting request was told"
+		case sentOn:
+			resp.Summary = "client response with both result and error: refused, and the instance that asked was told"
 		}
 		return answer{resp: resp}
-	case delivered:
+	case d == delivered:
 		return answer{status: http.StatusAccepted, resp: accepted("client response: delivered")}
+	case d == sentOn:
+		return answer{status: http.StatusAccepted, resp: accepted("client response: sent to the instance that asked")}
 	}
 	return answer{status: http.StatusAccepted, resp: accepted("client response: no request of this caller is waiting for it here (answered late, or sent to another instance)")}
 }

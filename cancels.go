@@ -39,7 +39,7 @@ type runningCalls interface {
 	add(ctx context.Context, req *Request) (context.Context, func())
 	// cancelCalls cancels the calls registered under key and reports how
 	// many there were.
-	cancelCalls(key flightKey) int
+	cancelCalls(ctx context.Context, key flightKey) int
 }
 
 // errCancelledByClient is the cause of a call's context when the client
@@ -117,11 +117,11 @@ func (f *inflight) remove(key flightKey, fl *flight) {
 // the calls with the named request id whose caller has the same CallerID
 // as the notification's.
 func cancelled(calls runningCalls) func(context.Context, *Request) *Response {
-	return func(_ context.Context, req *Request) *Response { return cancelCallsOf(calls, req) }
+	return func(ctx context.Context, req *Request) *Response { return cancelCallsOf(ctx, calls, req) }
 }
 
 // cancelCallsOf cancels the calls the notification req names.
-func cancelCallsOf(calls runningCalls, req *Request) *Response {
+func cancelCallsOf(ctx context.Context, calls runningCalls, req *Request) *Response {
 	id := req.Param("requestId")
 	if k := jsonwire.KindOf(id); k != jsonwire.KindString && k != jsonwire.KindNumber {
 		return accepted("cancellation without a requestId")
@@ -130,7 +130,7 @@ func cancelCallsOf(calls runningCalls, req *Request) *Response {
 	if who == "" {
 		return accepted("cancellation of " + capEcho(string(id)) + ": the caller has no CallerID, so no call of its can be named")
 	}
-	if n := calls.cancelCalls(flightKey{callerID: who, requestID: requestKey(id)}); n == 0 {
+	if n := calls.cancelCalls(ctx, flightKey{callerID: who, requestID: requestKey(id)}); n == 0 {
 		return accepted("cancellation of " + capEcho(string(id)) + ": no such call running here")
 	}
 	return accepted("cancelled " + capEcho(string(id)))
@@ -147,7 +147,7 @@ func requestKey(id []byte) string {
 }
 
 // cancelCalls cancels the calls registered under key and reports how many.
-func (f *inflight) cancelCalls(key flightKey) int {
+func (f *inflight) cancelCalls(_ context.Context, key flightKey) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, fl := range f.calls[key] {

@@ -83,6 +83,9 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		notifier:   o.Notifier,
 		hub:        newHub(o.Logger),
 	}
+	if o.Relay != nil {
+		h.asks, h.inflight = newRelayed(o.Relay)
+	}
 	methods, listens := h.withListen(h.allMethods(reg, &o), &o)
 	h.methods = newMethodTable(methods)
 	*h.ad = *newAdvertisement(o.Server, o.Instructions, &h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
@@ -95,7 +98,11 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		if reg != nil {
 			stopWatch = reg.watch(h.hub.registryChanged)
 		}
-		h.stopNotify = func() { stopNotify(); stopWatch() }
+		stopResync := func() {}
+		if r, ok := h.notifier.(Resyncer); ok {
+			stopResync = r.SubscribeResync(h.hub.resync)
+		}
+		h.stopNotify = func() { stopNotify(); stopWatch(); stopResync() }
 	}
 	return h
 }
@@ -125,7 +132,7 @@ func checkOptionalHooks(opts *Options) {
 	for _, h := range []struct {
 		field string
 		hook  any
-	}{{"RateLimit", opts.RateLimit}, {"Observer", opts.Observer}, {"Notifier", opts.Notifier}} {
+	}{{"RateLimit", opts.RateLimit}, {"Observer", opts.Observer}, {"Notifier", opts.Notifier}, {"Relay", opts.Relay}} {
 		if h.hook != nil && isNilHook(h.hook) {
 			panic(fmt.Sprintf("mcpmw: Options.%s holds a nil %T; leave the field nil to go without one", h.field, h.hook))
 		}
@@ -305,7 +312,7 @@ func (h *Handler) serve(x *exchange) answer {
 		return *a
 	}
 	if env.response {
-		return h.takeAnswer(caller, env)
+		return h.takeAnswer(x.r.Context(), caller, env)
 	}
 	req := &x.reqv // the exchange's own storage: one allocation fewer per request
 	x.req = req

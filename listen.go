@@ -126,7 +126,9 @@ func (h *Handler) Publish(ctx context.Context, ev Event) error {
 // Close ends every open subscriptions/listen stream with its result (the
 // subscription ended; the client may listen again, elsewhere) and refuses
 // new ones with 503; it stops hearing the Notifier. Every other request is
-// served as before. Register it with http.Server.RegisterOnShutdown so that
+// served as before, and the handler hears Options.Relay until the Relay
+// itself is closed, so that calls still running during a shutdown receive
+// the answers relayed to them: close it after http.Server.Shutdown returns. Register it with http.Server.RegisterOnShutdown so that
 // Shutdown, which waits for every request to finish, returns promptly:
 //
 //	srv.RegisterOnShutdown(h.Close)
@@ -382,6 +384,26 @@ func (hb *hub) registryChanged(ev Event) {
 	for l := range hb.listeners {
 		if l.kinds&k != 0 {
 			l.signal()
+		}
+	}
+}
+
+// resync tells every listener that whatever it asked about may have
+// changed: its Notifier may have lost events (see Resyncer). Each hears
+// a list_changed of each kind it asked for and an updated of each URI it
+// subscribed to, whoever its caller is: the notice carries nothing the
+// caller did not name itself.
+func (hb *hub) resync() {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	for l := range hb.listeners {
+		for i, c := range listChanged {
+			if l.kinds&c.kind != 0 {
+				l.offer(i)
+			}
+		}
+		for p := range l.names {
+			l.offer(len(listChanged) + p)
 		}
 	}
 }

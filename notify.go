@@ -74,6 +74,18 @@ type Notifier interface {
 	Subscribe(deliver func(Event)) (cancel func())
 }
 
+// A Resyncer is a Notifier that can lose events and says when it may have:
+// a bus whose delivery is at most once (Redis pub/sub) loses what is
+// published while an instance's subscription is broken. A Handler whose
+// Notifier is a Resyncer calls SubscribeResync in New, and each time
+// resync is called it tells every open subscriptions/listen stream that
+// each list it asked about may have changed (a list_changed of each kind,
+// and an updated of each resource it subscribed to), so that no client
+// keeps a stale list for ever. resync must not block.
+type Resyncer interface {
+	SubscribeResync(resync func()) (cancel func())
+}
+
 // A LocalNotifier is the in-process Notifier: what is published on it
 // reaches the subscribers in this process only. It is safe for concurrent
 // use, and Publish never blocks as long as the subscribers' deliver funcs

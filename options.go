@@ -128,6 +128,14 @@ type Options struct {
 	// are not sent through it: each instance has its own Registry, and
 	// tells its own listeners.)
 	Notifier Notifier
+	// Relay joins a legacy client's two POSTs across the instances of a
+	// service: its answer to a request a call sent it reaches the instance
+	// whose call waits for it, and its notifications/cancelled the instance
+	// running the call, whichever instance received them (see Relay). Nil
+	// means this instance only: give every instance one on the same bus
+	// (mcpredis.NewRelay) when a load balancer spreads a client's requests.
+	// The 2026-07-28 rounds need none of it, only StateKeys shared.
+	Relay Relay
 	// ListenKeepAlive is how often an idle subscriptions/listen stream gets
 	// a keep-alive comment, so that proxies do not close it as idle and a
 	// client that has gone is noticed. Zero means 15 seconds; negative

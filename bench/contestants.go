@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -17,13 +19,31 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/ratelimit"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
 	"github.com/mcpmw/mcpmw/typed"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // contestantNames lists every contestant in table order; floor comes first
-// because every ratio is taken against it.
-var contestantNames = []string{"floor", "ours", "ours+hooks", "ours+typed", "gosdk", "mcpgo"}
+// because every ratio is taken against it. The default run measures them
+// all but optInContestants, which need more than Go (ours+redis: a
+// redis-server).
+var (
+	contestantNames  = []string{"floor", "ours", "ours+hooks", "ours+redis", "ours+typed", "gosdk", "mcpgo"}
+	optInContestants = []string{"ours+redis"}
+)
+
+// defaultContestants is contestantNames without the opt-in ones.
+func defaultContestants() []string {
+	var out []string
+	for _, name := range contestantNames {
+		if !slices.Contains(optInContestants, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // pageSize is every contestant's tools/list page size: larger than any
 // scenario's registry, so that everyone returns the whole list on one page.
@@ -83,6 +103,8 @@ func newContestant(name string, s setup) (http.Handler, error) {
 		return newOurs(s, false), nil
 	case "ours+hooks":
 		return newOurs(s, true), nil
+	case "ours+redis":
+		return newOursRedis(s)
 	case "ours+typed":
 		return newOursTyped(s), nil
 	case "gosdk":
@@ -175,8 +197,17 @@ func addOurExtras(reg *mcpmw.Registry, s setup) {
 // newOurs returns mcpmw's handler. Bare: an authenticator that admits every
 // request and an auditor that does nothing. With hooks, what a deployment
 // runs: a bearer-token check, mcpmw.JSONAuditor writing JSON lines, and the
-// httprate-backed per-IP limiter with a limit the benchmark never reaches.
+// in-memory per-IP limiter (ratelimit.PerIP) with a limit the benchmark never
+// reaches.
 func newOurs(s setup, hooks bool) *mcpmw.Handler {
+	if hooks {
+		return newOursWith(s, ratelimit.PerIP(1<<30, time.Minute))
+	}
+	return newOursWith(s, nil)
+}
+
+// newOursWith is ours with hooks and limiter, or bare when limiter is nil.
+func newOursWith(s setup, limiter mcpmw.RateLimiter) *mcpmw.Handler {
 	var reg mcpmw.Registry
 	reg.AddTools(ourTools(s)...)
 	addOurExtras(&reg, s)
@@ -185,7 +216,7 @@ func newOurs(s setup, hooks bool) *mcpmw.Handler {
 		PageSize: pageSize,
 		Logger:   discardLogger,
 	}
-	if !hooks {
+	if limiter == nil {
 		allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
 		noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
 		return mcpmw.New(&reg, allowAll, noAudit, opts)
@@ -199,8 +230,25 @@ func newOurs(s setup, hooks bool) *mcpmw.Handler {
 		return benchCaller{}, nil
 	})
 	auditLog := mcpmw.JSONAuditor(&auditSink, nil)
-	opts.RateLimit = ratelimit.PerIP(1<<30, time.Minute)
+	opts.RateLimit = limiter
 	return mcpmw.New(&reg, authn, auditLog, opts)
+}
+
+// newOursRedis is ours+hooks with the Redis limiter of mcpredis, counting
+// in the redis-server whose address is in redisEnv (see redis.go).
+func newOursRedis(s setup) (*mcpmw.Handler, error) {
+	addr := os.Getenv(redisEnv)
+	if addr == "" {
+		return nil, fmt.Errorf("ours+redis: no redis-server (%s is not set)", redisEnv)
+	}
+	return newOursWith(s, redisLimiter(goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true}))), nil
+}
+
+// redisLimiter is ours+redis's limiter on client: a limit never reached,
+// failing closed.
+func redisLimiter(client goredis.UniversalClient) mcpmw.RateLimiter {
+	cfg := mcpredis.Config{Client: client, Failure: mcpredis.FailClosed, Logger: discardLogger}
+	return mcpredis.PerIP(cfg, 1<<30, time.Minute)
 }
 
 // echoIn is the typed echo's arguments: the same schema as echoSchema, plus

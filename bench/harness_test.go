@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 // twice (so the fingerprint check holds), and can be counted for goroutines.
 func TestEveryContestantAnswersEveryScenario(t *testing.T) {
 	for _, sc := range allScenarios(100) {
-		for _, name := range contestantNames {
+		for _, name := range defaultContestants() {
 			t.Run(sc.name+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				h, err := newContestant(name, sc.setup())
@@ -369,5 +369,41 @@ func TestMedianAndQuantile(t *testing.T) {
 	}
 	if xs[0] != 5 {
 		t.Error("median sorted its argument in place")
+	}
+}
+
+// TestOursRedis: the opt-in contestant answers like ours+hooks, audits
+// every request, and costs one Redis command per request. It needs
+// redis-server; without one it skips, unless MCPMW_REQUIRE_REDIS is set (as
+// .ci/run sets it).
+func TestOursRedis(t *testing.T) {
+	srv, err := startRedis()
+	if err != nil {
+		if os.Getenv("MCPMW_REQUIRE_REDIS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer srv.stop()
+	t.Setenv(redisEnv, srv.addr)
+	sc := allScenarios(100)[0]
+	h, err := newContestant("ours+redis", sc.setup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := auditSink.count()
+	res := benchCell(h, sc)
+	if res.errors != 0 || res.iterations == 0 {
+		t.Fatalf("ours+redis: %+v", res)
+	}
+	if after, _ := auditSink.count(); after-before != int64(res.iterations)+1 {
+		t.Fatalf("%d audit lines for %d requests", after-before, res.iterations+1)
+	}
+	per, err := redisRoundTrips(srv, sc, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per != 1 {
+		t.Fatalf("%.2f Redis commands per request, want 1", per)
 	}
 }

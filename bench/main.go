@@ -4,6 +4,7 @@
 //	cd bench && go run . -quick        # under a minute
 //	cd bench && go run . -rounds 10    # what the README shows
 //	cd bench && go run . -scenarios ask,read1k,prompt -loopback=false   # the opt-in scenarios
+//	cd bench && go run . -contestants ours+hooks,ours+redis -scenarios call50 -inprocess=false -conc 64   # the Redis limiter beside the in-memory one
 //	cd bench && go run . -contestants ours -scenarios list1000 -loopback=false \
 //		-cpuprofile cpu.out -memprofile mem.out   # profile (the floor always runs too)
 //
@@ -29,7 +30,9 @@
 // the topic and encodes with encoding/json. ours runs bare
 // (allow-all authenticator, no-op auditor) and as ours+hooks (bearer-token
 // check, mcpmw.LogAuditor writing JSON lines, ratelimit.PerIP with a limit
-// never reached), and as ours+typed (bare, with echo built by
+// never reached), as ours+redis (opt-in: ours+hooks with the Redis limiter,
+// mcpredis.PerIP failing closed, against a redis-server the harness starts
+// on this machine, whose round trips per request it counts), and as ours+typed (bare, with echo built by
 // typed.NewTool: its arguments validated against the derived schema, then
 // decoded into a struct). gosdk is mcp.NewStreamableHTTPHandler with
 // Stateless and JSONResponse; mcpgo is server.NewStreamableHTTPServer with
@@ -61,6 +64,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,7 +103,7 @@ func main() {
 		concFlag      = flag.String("conc", "16,64", "loopback concurrencies (keep-alive clients)")
 		scenarioFlag  = flag.String("scenarios", "call50,list1,list100,list1000,call100k", "in-process scenarios (also: ask, read1k, prompt; left out of the default to keep a full run near 3.5 minutes)")
 		loopFlag      = flag.String("loopscenarios", "call50", "loopback scenarios")
-		contFlag      = flag.String("contestants", strings.Join(contestantNames, ","), "contestants (floor is always measured: ratios need it)")
+		contFlag      = flag.String("contestants", strings.Join(defaultContestants(), ","), "contestants (floor is always measured: ratios need it); ours+redis, opt-in, needs redis-server")
 		callTools     = flag.Int("calltools", 100, "tools registered for the tools/call scenarios (echo plus dummies)")
 		goroutineReqs = flag.Int("goroutine-requests", 100, "requests sent to count goroutines created per request")
 		inprocess     = flag.Bool("inprocess", true, "run the in-process benchmarks")
@@ -246,6 +250,28 @@ func rotate(names []string, r int) []string {
 // run performs the measurements and returns the report; progress goes to log.
 func run(ctx context.Context, cfg config, log io.Writer) (*report, error) {
 	rep := newReport(cfg)
+	if slices.Contains(cfg.contestants, "ours+redis") {
+		srv, err := startRedis()
+		if err != nil {
+			return nil, err
+		}
+		defer srv.stop()
+		if err := os.Setenv(redisEnv, srv.addr); err != nil { // the loopback children inherit it
+			return nil, err
+		}
+		defer func() {
+			sc := cfg.scenarios[0]
+			if cfg.loopback && !cfg.inprocess {
+				sc = cfg.loopScenarios[0]
+			}
+			per, err := redisRoundTrips(srv, sc, 1000)
+			if err != nil {
+				rep.otherFailures = append(rep.otherFailures, "ours+redis round trips: "+err.Error())
+				return
+			}
+			rep.notes = append(rep.notes, fmt.Sprintf("ours+redis: %.2f Redis round trips per %s request (the commands its client sent over 1,000 sequential requests after a warm-up: the rate-limit check, one EVALSHA)", per, sc.name))
+		}()
+	}
 	if cfg.inprocess {
 		if err := runInProcess(ctx, cfg, rep, log); err != nil {
 			return nil, err
@@ -312,11 +338,12 @@ func runInProcess(ctx context.Context, cfg config, rep *report, log io.Writer) e
 				}
 				h, _ := handler(name, sc.setup())
 				var linesBefore int64
-				if name == "ours+hooks" {
+				audits := name == "ours+hooks" || name == "ours+redis"
+				if audits {
 					linesBefore, _ = auditSink.count()
 				}
 				res := benchCell(h, sc)
-				if name == "ours+hooks" && res.errors == 0 {
+				if audits && res.errors == 0 {
 					lines, _ := auditSink.count()
 					if got, want := lines-linesBefore, int64(res.iterations)+1; got != want {
 						res.errors, res.firstError = 1, fmt.Sprintf("the auditor wrote %d lines for %d requests", got, want)

@@ -29,6 +29,7 @@ type report struct {
 	overhead   cellResult
 
 	otherFailures []string // failures outside the measured cells
+	notes         []string // figures outside the tables, one line each
 }
 
 func newReport(cfg config) *report {
@@ -265,6 +266,9 @@ func (r *report) write(w io.Writer) {
 	}
 	if r.cfg.loopback {
 		r.writeLoopback(w)
+	}
+	if len(r.notes) > 0 {
+		fmt.Fprintf(w, "### Notes\n\n- %s\n\n", strings.Join(r.notes, "\n- "))
 	}
 	r.writeFailures(w)
 }

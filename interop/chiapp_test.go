@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
 // The example app's bearer tokens (examples/chi-app/app.go).
@@ -66,10 +68,10 @@ func startChiApp(t *testing.T) *chiApp {
 	bin := filepath.Join(dir, "chi-app")
 	buildCtx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "./examples/chi-app")
-	build.Dir = ".." // the root module, which holds the example app
+	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "./chi-app")
+	build.Dir = "../examples" // the examples' module, which holds the example app
 	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build ./examples/chi-app: %s", out)
+	require.NoError(t, err, "go build ./chi-app in examples/: %s", out)
 
 	// The app has no way to report a port the kernel picked, so pick one
 	// here; another process may grab it in between, so a start that fails
@@ -106,6 +108,7 @@ func launchChiApp(t *testing.T, bin, auditPath string) *chiApp {
 	app.cmd = exec.Command(bin)
 	app.cmd.Env = append(os.Environ(), "ADDR="+addr, "AUDIT_LOG="+auditPath)
 	app.cmd.Stdout, app.cmd.Stderr = app.logs, app.logs
+	app.cmd.SysProcAttr = testproc.SysProcAttr() // it dies with the test, even one killed before its cleanup
 	require.NoError(t, app.cmd.Start())
 	go func() {
 		app.exitErr = app.cmd.Wait()

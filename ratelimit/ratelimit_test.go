@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,4 +163,107 @@ func TestPerIPUsesClientIPHook(t *testing.T) {
 	require.Equal(t, 200, do("192.0.2.10"))
 	assert.Equal(t, 200, do("192.0.2.11"), "keyed by the hook's IP, not the proxy's")
 	assert.Equal(t, 429, do("192.0.2.10"))
+}
+
+// TestPerIPRetryAfterIsWhenRoomReturns: the budget refills one request
+// every window/requests, and Retry-After says when the next one fits, not
+// a whole window.
+func TestPerIPRetryAfterIsWhenRoomReturns(t *testing.T) {
+	t.Parallel()
+	h, _ := serve(ratelimit.PerIP(3, time.Minute), nil)
+	for range 3 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, discover("192.0.2.40:1", ""))
+		require.Equal(t, 200, w.Code)
+		assert.Empty(t, w.Header().Get("X-RateLimit-Remaining"), "an admitted answer carries no rate-limit header")
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, discover("192.0.2.40:1", ""))
+	require.Equal(t, 429, w.Code)
+	assert.Equal(t, "20", w.Header().Get("Retry-After"), "3 a minute: one more every 20 s")
+	assert.Equal(t, "3", w.Header().Get("X-RateLimit-Limit"))
+	assert.Equal(t, "0", w.Header().Get("X-RateLimit-Remaining"))
+}
+
+func TestPerIPRefillsEvenly(t *testing.T) {
+	t.Parallel()
+	h, _ := serve(ratelimit.PerIP(2, 200*time.Millisecond), nil) // one every 100 ms
+	codes := func(n int) []int {
+		var out []int
+		for range n {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, discover("192.0.2.41:1", ""))
+			out = append(out, w.Code)
+		}
+		return out
+	}
+	require.Equal(t, []int{200, 200, 429}, codes(3))
+	time.Sleep(120 * time.Millisecond)
+	assert.Equal(t, []int{200, 429}, codes(2), "one interval refills one request, not the burst")
+	time.Sleep(220 * time.Millisecond)
+	assert.Equal(t, []int{200, 200, 429}, codes(3), "a whole window refills the burst, and no more")
+}
+
+// TestPerIPExactUnderConcurrency: 64 concurrent clients of one IP get the
+// budget exactly (plus what refills meanwhile: one every 1.2 s).
+func TestPerIPExactUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	l := ratelimit.PerIP(50, time.Minute)
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				if !l.Limit(httptest.NewRecorder(), nil, "198.51.100.60") {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	refilled := int64(time.Since(start) / (time.Minute / 50))
+	assert.GreaterOrEqual(t, admitted.Load(), int64(50))
+	assert.LessOrEqual(t, admitted.Load(), 50+refilled)
+}
+
+// TestPerIPAdmitsWithoutAllocating: the limiter sits in front of every
+// request, so an admitted one costs no allocation (httprate's cost 9: a
+// header value and a canonicalised name for each of three headers set on
+// every answer, and their numbers formatted).
+func TestPerIPAdmitsWithoutAllocating(t *testing.T) {
+	l := ratelimit.PerIP(1<<30, time.Minute)
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		if l.Limit(w, r, "198.51.100.61") {
+			t.Fatal("refused")
+		}
+	}))
+	assert.Empty(t, w.Header())
+}
+
+func TestSetupMistakesPanic(t *testing.T) {
+	t.Parallel()
+	key := func(*http.Request, string) string { return "" }
+	assert.PanicsWithValue(t, "ratelimit: PerIP: requests is 0: want at least 1", func() { ratelimit.PerIP(0, time.Minute) })
+	assert.PanicsWithValue(t, "ratelimit: By: window is 0s: want a positive duration", func() { ratelimit.By(1, 0, key) })
+	assert.PanicsWithValue(t, "ratelimit: By: the key func is nil", func() { ratelimit.By(1, time.Minute, nil) })
+}
+
+func TestIPKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"198.51.100.7":         "198.51.100.7",
+		"2001:db8::1":          "2001:db8::",
+		"2001:db8:0:1:2:3:4:5": "2001:db8:0:1::",
+		"::ffff:198.51.100.7":  "198.51.100.7",
+		"not:an:ip":            "not:an:ip",
+		"":                     "",
+		"unix":                 "unix",
+	} {
+		assert.Equal(t, want, ratelimit.IPKey(in), in)
+	}
 }

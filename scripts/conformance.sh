@@ -4,12 +4,22 @@
 #
 #   bash scripts/conformance.sh
 #
+# MCPMW_CONFORMANCE_INSTANCES=N (N > 1) runs the same suite through a
+# round-robin proxy (scripts/rrproxy: strict rotation, no stickiness) in
+# front of N server processes sharing one MCP_STATE_KEY (the caller's, or a
+# random one) and one redis-server started here on a free loopback port
+# with persistence off (REDIS_URL: legacy answers and cancellations
+# relayed, notifications, the trigger tools' Registry changes);
+# scripts/conformance-proxy.sh does that with 3, and needs redis-server.
+#
 # Needs Go, npm and python3. Node 22 and the suite are installed on first use
 # into a cache outside the repository:
 #
 #   MCPMW_CONFORMANCE_CACHE  cache folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance)
 #   MCPMW_CONFORMANCE_NODE   a Node 22 binary to use instead of installing one
 #   MCPMW_CONFORMANCE_KEEP   when set, keep the results folder even on success
+#   MCPMW_CONFORMANCE_EXPECTED  the expected-failures file (default
+#                            scripts/conformance-expected-failures.yml)
 #
 # Scored: `--requirements 2026-07-28` and `--requirements 2025-11-25`. A
 # scenario passes only with no FAILURE and no WARNING check (the suite itself
@@ -24,7 +34,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUITE_VERSION=0.2.0-alpha.12
-EXPECTED=scripts/conformance-expected-failures.yml
+EXPECTED="${MCPMW_CONFORMANCE_EXPECTED:-scripts/conformance-expected-failures.yml}"
+INSTANCES="${MCPMW_CONFORMANCE_INSTANCES:-1}"
+case "$INSTANCES" in
+  '' | *[!0-9]* | 0) echo "conformance: MCPMW_CONFORMANCE_INSTANCES=$INSTANCES: want a positive number" >&2; exit 2 ;;
+esac
 CACHE="${MCPMW_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance}"
 PENDING=(http-header-validation http-custom-header-server-validation json-schema-2020-12)
 
@@ -44,42 +58,52 @@ if [ ! -f "$SUITE" ] || [ "$(suite_version)" != "$SUITE_VERSION" ]; then
   [ "$(suite_version)" = "$SUITE_VERSION" ] || { echo "conformance: the suite is not $SUITE_VERSION after install" >&2; exit 1; }
 fi
 
-# --- the server -------------------------------------------------------------
+# --- the servers -------------------------------------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcpmw-conformance.XXXXXX")"
-SERVER_PID=""
+PIDS=()
 STATUS=1
 cleanup() {
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  local pid
+  for pid in "${PIDS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ "$STATUS" = 0 ] && [ -z "${MCPMW_CONFORMANCE_KEEP:-}" ]; then
     rm -rf "$WORK"
   else
-    echo "conformance: results, suite logs and server log kept in $WORK" >&2
+    echo "conformance: results, suite logs and server logs kept in $WORK" >&2
   fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-go build -o "$WORK/conformance-server" ./examples/conformance
-# Port 0: the kernel picks a free port; the server prints the URL it got.
-ADDR=127.0.0.1:0 "$WORK/conformance-server" 2>"$WORK/server.log" &
-SERVER_PID=$!
+# alive: every process started here is still running (or says which is not).
+alive() {
+  local pid
+  for pid in "${PIDS[@]}"; do
+    kill -0 "$pid" 2>/dev/null || { cat "$WORK"/logs/*.log >&2; echo "conformance: $(cat "$WORK/logs/$pid.name") (pid $pid) exited" >&2; return 1; }
+  done
+}
 
-URL=""
-for _ in $(seq 100); do
-  URL="$(sed -n 's|.*MCP endpoint at \(http://[^ ]*\).*|\1|p' "$WORK/server.log" | head -n 1)"
-  [ -n "$URL" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; echo "conformance: the server exited" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$URL" ] || { cat "$WORK/server.log" >&2; echo "conformance: the server did not report its address" >&2; exit 1; }
+# await_url LOG PID SED: prints the URL that the sed script SED finds in LOG,
+# once process PID has written it there (it picked a free port: port 0).
+await_url() {
+  local log=$1 pid=$2 script=$3 url
+  for _ in $(seq 100); do
+    url="$(sed -n "$script" "$log" | head -n 1)"
+    if [ -n "$url" ]; then echo "$url"; return 0; fi
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "conformance: $log: the process exited" >&2; return 1; }
+    sleep 0.1
+  done
+  cat "$log" >&2
+  echo "conformance: $log: no address reported" >&2
+  return 1
+}
 
 # A real MCP answer, not just an open port: the suite counts WARNING-only
 # scenarios as passed even against a dead server.
 probe() {
-  python3 - "$URL" <<'PY'
+  python3 - "$1" <<'PY'
 import json, sys, urllib.request
 body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -95,14 +119,68 @@ except Exception:
 sys.exit(0 if "2026-07-28" in result.get("supportedVersions", []) else 1)
 PY
 }
-ready=""
-for _ in $(seq 50); do
-  if probe; then ready=1; break; fi
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.2
-done
-[ -n "$ready" ] || { cat "$WORK/server.log" >&2; echo "conformance: $URL does not answer server/discover" >&2; exit 1; }
-echo "conformance: server at $URL (suite $SUITE_VERSION, $("$NODE" --version))" >&2
+
+# await_ready URL: waits until URL answers server/discover.
+await_ready() {
+  for _ in $(seq 50); do
+    if probe "$1"; then return 0; fi
+    alive || return 1
+    sleep 0.2
+  done
+  cat "$WORK"/logs/*.log >&2
+  echo "conformance: $1 does not answer server/discover" >&2
+  return 1
+}
+
+# start NAME CMD...: starts CMD in the background with its stderr in
+# $WORK/logs/NAME.log, and records its pid in PIDS and LAST.
+start() {
+  local name=$1
+  shift
+  mkdir -p "$WORK/logs"
+  "$@" 2>"$WORK/logs/$name.log" &
+  LAST=$!
+  PIDS+=("$LAST")
+  echo "$name" >"$WORK/logs/$LAST.name"
+}
+
+# start_server NAME: one fixture server on a free port of 127.0.0.1; sets URL.
+start_server() {
+  ADDR=127.0.0.1:0 start "$1" "$WORK/conformance-server"
+  URL="$(await_url "$WORK/logs/$1.log" "$LAST" 's|.*MCP endpoint at \(http://[^ ]*\).*|\1|p')"
+  await_ready "$URL"
+}
+
+go -C examples build -o "$WORK/conformance-server" ./conformance
+if [ "$INSTANCES" = 1 ]; then
+  start_server server
+  echo "conformance: server at $URL (suite $SUITE_VERSION, $("$NODE" --version))" >&2
+else
+  # One key ring for every instance, so that any resumes any round; a
+  # random key when the caller gives none (it is never printed).
+  MCP_STATE_KEY="${MCP_STATE_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
+  export MCP_STATE_KEY
+  # One Redis for every instance, on a free loopback port, persistence off.
+  command -v redis-server >/dev/null || { echo "conformance: $INSTANCES instances need redis-server (Debian: apt-get install redis-server)" >&2; exit 2; }
+  REDIS_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  start redis redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no
+  for _ in $(seq 100); do
+    python3 -c 'import socket, sys; s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1); s.sendall(b"PING\r\n"); sys.exit(0 if s.recv(16).startswith(b"+PONG") else 1)' "$REDIS_PORT" 2>/dev/null && break
+    alive || exit 1
+    sleep 0.05
+  done
+  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+  BACKENDS=()
+  for i in $(seq "$INSTANCES"); do
+    start_server "server-$i"
+    BACKENDS+=("${URL%/mcp}")
+  done
+  go build -o "$WORK/rrproxy" ./scripts/rrproxy
+  start proxy "$WORK/rrproxy" -listen 127.0.0.1:0 "${BACKENDS[@]}"
+  URL="$(await_url "$WORK/logs/proxy.log" "$LAST" 's|.*listening on \(http://[^ ,]*\).*|\1/mcp|p')"
+  await_ready "$URL"
+  echo "conformance: round-robin proxy at $URL over ${BACKENDS[*]}, one shared MCP_STATE_KEY and Redis at $REDIS_URL (suite $SUITE_VERSION, $("$NODE" --version))" >&2
+fi
 
 # --- the suite --------------------------------------------------------------
 # The suite's own exit status is ignored: the report below decides. Each
@@ -115,7 +193,7 @@ suite() {
   shift
   echo "conformance: running $name" >&2
   $BOUND "$NODE" "$SUITE" server --url "$URL" "$@" >"$WORK/$name.log" 2>&1 || true
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; echo "conformance: the server died during $name" >&2; exit 1; }
+  alive || { echo "conformance: a process died during $name" >&2; exit 1; }
 }
 suite req-2026-07-28 --requirements 2026-07-28 -o "$WORK/req-2026-07-28"
 suite req-2025-11-25 --requirements 2025-11-25 -o "$WORK/req-2025-11-25"

@@ -40,7 +40,7 @@ fi
 # --- the app and the test ------------------------------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcpmw-interop-ts.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
-go build -o "$WORK/chi-app" ./examples/chi-app
+go -C examples build -o "$WORK/chi-app" ./chi-app
 # The test runs from $WORK, next to a link to the cached node_modules, so
 # that imports resolve there and the repository stays untouched.
 cp interop/ts/*.mjs "$WORK/"

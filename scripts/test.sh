@@ -5,9 +5,11 @@
 # official TypeScript client against the example app
 # (scripts/interop-ts.sh; it installs Node 22 and the client into caches
 # on first use), then the official MCP conformance suite against
-# examples/conformance (scripts/conformance.sh). MCPMW_SKIP_INTEROP_TS=1
-# skips the TypeScript client, MCPMW_SKIP_CONFORMANCE=1 the conformance
-# suite.
+# examples/conformance (scripts/conformance.sh), once against one process
+# and once through a round-robin proxy in front of three sharing one
+# redis-server (scripts/conformance-proxy.sh: the same scenarios must pass,
+# with the same, empty, expected failures). MCPMW_SKIP_INTEROP_TS=1 skips
+# the TypeScript client, MCPMW_SKIP_CONFORMANCE=1 both conformance runs.
 #
 # Every part runs, whatever the one before it found, and the run ends with
 # one line for all of them (scripts/verdict.sh):
@@ -60,6 +62,9 @@ if [ -z "${MCPMW_SKIP_CONFORMANCE:-}" ]; then
   echo "== conformance"
   run "$LOGS/conformance" bash scripts/conformance.sh
   verdict_conformance "conformance scenarios (scored)" "$LOGS/conformance" "$RC"
+  echo "== conformance through a round-robin proxy (3 instances, one Redis)"
+  run "$LOGS/conformance-proxy" bash scripts/conformance-proxy.sh
+  verdict_conformance "conformance scenarios through the proxy (scored)" "$LOGS/conformance-proxy" "$RC"
 fi
 
 verdict_print

@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/mcpmw/mcpmw"
 )
@@ -97,104 +94,10 @@ func (a *tokenAuth) Authenticate(r *http.Request) (mcpmw.Caller, error) {
 	return found, nil
 }
 
-// note is one stored note.
-type note struct {
-	ID      int       `json:"id"`
-	Text    string    `json:"text"`
-	Author  string    `json:"author"`
-	Created time.Time `json:"created"`
-}
-
-// noteStore keeps notes in memory, per tenant.
-type noteStore struct {
-	mu     sync.Mutex
-	next   int
-	notes  map[string][]note
-	maxLen int
-}
-
-func newNoteStore() *noteStore { return &noteStore{notes: map[string][]note{}, maxLen: 10_000} }
-
-func (s *noteStore) add(tenant, author, text string) (note, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.notes[tenant]) >= s.maxLen {
-		return note{}, fmt.Errorf("the tenant already has %d notes, the most this demo keeps", s.maxLen)
-	}
-	s.next++
-	n := note{ID: s.next, Text: text, Author: author, Created: time.Now().UTC()}
-	s.notes[tenant] = append(s.notes[tenant], n)
-	return n, nil
-}
-
-// latest returns up to limit notes of tenant, newest first.
-func (s *noteStore) latest(tenant string, limit int) []note {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	all := s.notes[tenant]
-	out := make([]note, 0, min(limit, len(all)))
-	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, all[i])
-	}
-	return out
-}
-
-// all returns tenant's notes, oldest first.
-func (s *noteStore) all(tenant string) []note {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.notes[tenant])
-}
-
-// count returns how many notes tenant has.
-func (s *noteStore) count(tenant string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.notes[tenant])
-}
-
-// get returns tenant's note id.
-func (s *noteStore) get(tenant string, id int) (note, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, n := range s.notes[tenant] {
-		if n.ID == id {
-			return n, true
-		}
-	}
-	return note{}, false
-}
-
-// has reports whether tenant has a note with this id.
-func (s *noteStore) has(tenant string, id int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, n := range s.notes[tenant] {
-		if n.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-// remove deletes tenant's note id and reports whether there was one.
-func (s *noteStore) remove(tenant string, id int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	all := s.notes[tenant]
-	for i, n := range all {
-		if n.ID == id {
-			s.notes[tenant] = slices.Delete(all, i, i+1)
-			return true
-		}
-	}
-	return false
-}
-
 // tools returns the application's MCP tools, bound to its note store; a
 // change to a tenant's notes is published through notify, to that
 // tenant's listeners only.
-func tools(store *noteStore, notify mcpmw.Notifier) []mcpmw.Tool {
+func tools(store notes, notify mcpmw.Notifier) []mcpmw.Tool {
 	return []mcpmw.Tool{
 		{
 			Name:        "echo",
@@ -254,9 +157,9 @@ func tools(store *noteStore, notify mcpmw.Notifier) []mcpmw.Tool {
 				if text == "" || len(text) > 2000 {
 					return mcpmw.ErrorResult("text must be 1 to 2000 bytes long; it is %d", len(text)), nil
 				}
-				n, err := store.add(s.tenant, s.name, text)
+				n, err := store.add(ctx, s.tenant, s.name, text)
 				if err != nil {
-					return mcpmw.ErrorResult("%v", err), nil
+					return mcpmw.ErrorResult("%v", err), nil // too many notes, or Redis not answering
 				}
 				notesChanged(ctx, notify, s.tenant)
 				return mcpmw.ToolResult{
@@ -280,7 +183,10 @@ func tools(store *noteStore, notify mcpmw.Notifier) []mcpmw.Tool {
 				if err := args.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
-				notes := store.latest(s.tenant, limit)
+				notes, err := store.latest(ctx, s.tenant, limit)
+				if err != nil {
+					return mcpmw.ErrorResult("%v", err), nil
+				}
 				var b strings.Builder
 				fmt.Fprintf(&b, "%d notes", len(notes))
 				for _, n := range notes {
@@ -316,7 +222,7 @@ type elicitAnswer struct {
 // tenant's notes once the user confirms, asking through the client
 // (elicitation) on 2026-07-28. The tool runs again from the top on every
 // round, so the note is looked up again when the answer comes.
-func noteDelete(store *noteStore, notify mcpmw.Notifier) mcpmw.Tool {
+func noteDelete(store notes, notify mcpmw.Notifier) mcpmw.Tool {
 	return mcpmw.Tool{
 		Name:                       "note_delete",
 		Title:                      "Delete a note",
@@ -335,8 +241,8 @@ func noteDelete(store *noteStore, notify mcpmw.Notifier) mcpmw.Tool {
 			}
 			// Checked before asking: nobody is asked to confirm deleting a
 			// note that is not there (or is another tenant's).
-			if !store.has(s.tenant, id) {
-				return mcpmw.ErrorResult("there is no note %d among your team's notes", id), nil
+			if _, ok, err := store.get(ctx, s.tenant, id); err != nil || !ok {
+				return noSuchNote(id, err), nil
 			}
 			asked := mcpmw.RoundState(ctx) // what the round before asked, if anything
 			raw, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm(fmt.Sprintf("Delete note %d?", id), confirmSchema))
@@ -364,8 +270,8 @@ func noteDelete(store *noteStore, notify mcpmw.Notifier) mcpmw.Tool {
 			if mcpmw.ClientSupports(ctx, "elicitation") && string(asked) != string(askedState(id)) {
 				return mcpmw.ErrorResult("note %d: a confirmation came that this server did not ask for (no requestState); call note_delete again without inputResponses", id), nil
 			}
-			if !store.remove(s.tenant, id) { // deleted by someone else since the question
-				return mcpmw.ErrorResult("there is no note %d among your team's notes", id), nil
+			if ok, err := store.remove(ctx, s.tenant, id); err != nil || !ok { // !ok: deleted by someone else since the question
+				return noSuchNote(id, err), nil
 			}
 			notesChanged(ctx, notify, s.tenant)
 			return mcpmw.ToolResult{
@@ -374,6 +280,15 @@ func noteDelete(store *noteStore, notify mcpmw.Notifier) mcpmw.Tool {
 			}, nil
 		},
 	}
+}
+
+// noSuchNote is note_delete's answer when the note is not there, or when
+// the store could not say (err).
+func noSuchNote(id int, err error) mcpmw.ToolResult {
+	if err != nil {
+		return mcpmw.ErrorResult("%v", err)
+	}
+	return mcpmw.ErrorResult("there is no note %d among your team's notes", id)
 }
 
 // readConfirm reads the user's answer to note_delete's question: true only

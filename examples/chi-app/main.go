@@ -1,7 +1,7 @@
 // Command chi-app is a small web service that exposes some of its operations
 // as MCP tools with mcpmw, mounted at /mcp on a chi router.
 //
-//	go run ./examples/chi-app
+//	go -C examples run ./chi-app     # from the repository root: examples/ is a module of its own
 //
 // Environment:
 //
@@ -13,6 +13,24 @@
 //	               comma-separated list (a key ring: the first seals, all open);
 //	               unset means a random key of this process's own. Instances that
 //	               share a key resume each other's rounds.
+//	REDIS_URL      redis://[user:password@]host:port/db: the notes (per team), the
+//	               rate limit (one budget per client IP across every instance),
+//	               change notifications, and a legacy client's answers and
+//	               cancellations (relayed to the instance that asked, or runs the
+//	               call) go through this Redis, so that any number of instances
+//	               behind a load balancer serve the same service.
+//	               Unset: one instance, everything in its memory.
+//	REDIS_FAIL     open (default) or closed: while Redis cannot be reached, the rate
+//	               limit admits every request, or refuses it (429, Retry-After: 1).
+//	               The notes tools then answer isError ("the notes store (Redis) is
+//	               not answering: ..."), each within 500 ms; everything works again
+//	               once Redis does, without a restart.
+//
+// With REDIS_URL, its keys and channels start with "chi-app:": the notes of
+// team T are the sorted set chi-app:notes:{T} (and its counter
+// chi-app:notes:{T}:next); the rate limit and the notifications use
+// mcpredis's (chi-app:rate:..., chi-app:events), the relay each
+// instance's own chi-app:instance:<id> and the shared chi-app:instances.
 //
 // Bearer tokens: "reader-token" (capability read) and "writer-token" (read
 // and write), both of the team "demo"; "other-token" (read and write) is of
@@ -25,6 +43,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -37,7 +56,9 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/examples/internal/redisenv"
 	"github.com/mcpmw/mcpmw/ratelimit"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
 // config is what the environment decides.
@@ -47,6 +68,7 @@ type config struct {
 	ratePerMin   int
 	auditPath    string
 	stateKeys    *mcpmw.KeyRing // nil: a random key per process
+	redis        redisenv.Settings
 }
 
 func configFromEnv(getenv func(string) string) (config, error) {
@@ -77,6 +99,11 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		}
 		c.stateKeys = keys
 	}
+	r, err := redisenv.FromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.redis = r
 	return c, nil
 }
 
@@ -90,15 +117,16 @@ const instructions = "Notes for your team: notes_list reads them, note_create ad
 // logging to logOut. extra tools are served beside the application's own
 // (the tests use it for faults the real tools never produce).
 func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.Handler {
-	r, _ := newApp(c, auditOut, logOut, extra...)
+	r, _, _ := newApp(c, auditOut, logOut, extra...)
 	return r
 }
 
 // newApp is newRouter, also returning the MCP endpoint, whose Close ends
-// its open listen streams when the server shuts down.
-func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Handler, *mcpmw.Handler) {
-	store := newNoteStore()
-	notify := mcpmw.NewLocalNotifier() // one process; a shared bus (Redis) would let every instance's listeners hear
+// its open listen streams when the server shuts down, and a func that
+// closes the connections to Redis once the server is done.
+func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Handler, *mcpmw.Handler, func()) {
+	logger := slog.New(slog.NewTextHandler(logOut, nil))
+	store, notify, limit, relay, done := backends(c, logger)
 	var reg mcpmw.Registry
 	reg.AddTools(tools(store, notify)...)
 	reg.AddTools(extra...)
@@ -111,12 +139,11 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 		Instructions: instructions,
 		AllowedHosts: c.allowedHosts,
 		ClientIP:     func(r *http.Request) string { return middleware.GetClientIP(r.Context()) },
-		Logger:       slog.New(slog.NewTextHandler(logOut, nil)),
+		Logger:       logger,
 		StateKeys:    c.stateKeys,
 		Notifier:     notify,
-	}
-	if c.ratePerMin > 0 {
-		opts.RateLimit = ratelimit.PerIP(c.ratePerMin, time.Minute)
+		Relay:        relay,
+		RateLimit:    limit,
 	}
 	// One JSON object per line, the arguments as JSON (sensitive ones,
 	// note_create's text, as "[redacted]"); a line that cannot be written
@@ -130,7 +157,30 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mcp := mcpmw.New(&reg, newTokenAuth(), audit, opts)
 	r.Handle("/mcp", mcp)
-	return r, mcp
+	return r, mcp, done
+}
+
+// backends returns what the app keeps its notes in, tells its listeners
+// through, limits requests by (nil for RATE_LIMIT=0) and relays legacy
+// answers and cancellations through (nil: none): this process's memory,
+// or with REDIS_URL, Redis, which every instance shares; and the func that
+// closes the connections to Redis.
+func backends(c config, logger *slog.Logger) (notes, mcpmw.Notifier, mcpmw.RateLimiter, mcpmw.Relay, func()) {
+	if !c.redis.Enabled() {
+		var limit mcpmw.RateLimiter
+		if c.ratePerMin > 0 {
+			limit = ratelimit.PerIP(c.ratePerMin, time.Minute)
+		}
+		return newMemNotes(), mcpmw.NewLocalNotifier(), limit, nil, func() {}
+	}
+	cfg := c.redis.Config("chi-app:", logger)
+	var limit mcpmw.RateLimiter
+	if c.ratePerMin > 0 {
+		limit = mcpredis.PerIP(cfg, c.ratePerMin, time.Minute)
+	}
+	n := mcpredis.NewNotifier(cfg)
+	relay, closeRelay := redisenv.Relay(cfg, logger)
+	return newRedisNotes(cfg.Client, cfg.Prefix, logger), n, limit, relay, func() { closeRelay(); _, _ = n.Close(), cfg.Client.Close() }
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
@@ -166,15 +216,25 @@ func run() error {
 		defer f.Close()
 		auditOut = f
 	}
-	router, mcp := newApp(c, auditOut, os.Stderr)
+	router, mcp, closeRedis := newApp(c, auditOut, os.Stderr)
+	defer closeRedis()
 	srv := newHTTPServer(c.addr, router)
 	srv.RegisterOnShutdown(mcp.Close) // listen streams end, so Shutdown does not wait for them
+	if c.redis.Enabled() {
+		fmt.Fprintf(os.Stderr, "chi-app: notes, rate limit, notifications, legacy answers and cancellations in Redis at %s (REDIS_FAIL=%s)\n", c.redis.Addr(), c.redis.Failure)
+	}
 
+	// Listening first, so that the line below names the port the kernel
+	// chose for ADDR=127.0.0.1:0 (the multi-instance tests start it so).
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(os.Stderr, "chi-app: MCP endpoint at http://%s/mcp\n", c.addr)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "chi-app: MCP endpoint at http://%s/mcp\n", ln.Addr())
 	select {
 	case err := <-errc:
 		return err

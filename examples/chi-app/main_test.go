@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
 // The bearer tokens of the example app, and the revisions it speaks.
@@ -572,7 +573,7 @@ func statusTableCases() []rowCase {
 	big := modernCall(readerToken, "1", "echo", `{"message":"`+bigMessage+`"}`)
 	bigChunked := big
 	bigChunked.chunked = true
-	retryAfter := map[string]string{"Retry-After": "60"}
+	retryAfter := map[string]string{"Retry-After": "30", "X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0"} // 2 a minute: one more every 30 s
 	allowPost := map[string]string{"Allow": "POST"}
 	challenge := map[string]string{"WWW-Authenticate": "Bearer"}
 	insufficient := map[string]string{"WWW-Authenticate": `Bearer error="insufficient_scope", scope="write"`}
@@ -1173,6 +1174,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "RATE_LIMIT fractional", env: map[string]string{"RATE_LIMIT": "1.5"}, wantErr: `RATE_LIMIT="1.5"`},
 		{name: "MCP_STATE_KEY not hex", env: map[string]string{"MCP_STATE_KEY": strings.Repeat("zz", 32)}, wantErr: "MCP_STATE_KEY"},
 		{name: "MCP_STATE_KEY too short", env: map[string]string{"MCP_STATE_KEY": "abcd"}, wantErr: "MCP_STATE_KEY"},
+		{name: "REDIS_FAIL neither open nor closed", env: map[string]string{"REDIS_FAIL": "half"}, wantErr: `REDIS_FAIL="half": want open`},
+		{name: "REDIS_URL not a Redis URL", env: map[string]string{"REDIS_URL": "https://u:hunter2@h/"}, wantErr: "REDIS_URL: redis: invalid URL scheme: https"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1187,6 +1190,16 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 
+	t.Run("REDIS_URL and REDIS_FAIL", func(t *testing.T) {
+		t.Parallel()
+		c, err := configFromEnv(func(k string) string {
+			return map[string]string{"REDIS_URL": "redis://:hunter2@127.0.0.1:6390/4", "REDIS_FAIL": "closed"}[k]
+		})
+		require.NoError(t, err)
+		assert.True(t, c.redis.Enabled())
+		assert.Equal(t, "127.0.0.1:6390", c.redis.Addr())
+		assert.Equal(t, "closed", c.redis.Failure.String())
+	})
 	t.Run("RATE_LIMIT=0 serves without a limit", func(t *testing.T) {
 		t.Parallel()
 		c, err := configFromEnv(func(k string) string { return map[string]string{"RATE_LIMIT": "0"}[k] })
@@ -1226,7 +1239,7 @@ func TestEndToEnd(t *testing.T) {
 	bin := filepath.Join(dir, "chi-app")
 	buildCtx, cancelBuild := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancelBuild()
-	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "github.com/mcpmw/mcpmw/examples/chi-app")
+	build := exec.CommandContext(buildCtx, "go", "-C", "examples", "build", "-o", bin, "./chi-app") // README.md: go -C examples run ./chi-app
 	build.Dir = root
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
@@ -1241,6 +1254,7 @@ func TestEndToEnd(t *testing.T) {
 	cmd.Env = append(os.Environ(), "ADDR="+addr, "AUDIT_LOG="+auditPath, "RATE_LIMIT=5", "ALLOWED_HOSTS=localhost,127.0.0.1")
 	var logs lockedBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = testproc.SysProcAttr() // it dies with the test, even one killed before its cleanup
 	require.NoError(t, cmd.Start())
 	var exitErr error
 	exited := make(chan struct{})
@@ -1277,7 +1291,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	require.True(t, ready, "the app did not answer within 10 s; output:\n%s", logs.String())
 
-	limited := expect{status: 429, code: -32600, noID: true, header: map[string]string{"Retry-After": "60"}}
+	// 5 a minute: one more every 12 s, so Retry-After is 12 or, on a slow
+	// run, 11; the rows of the status table check its exact value.
+	limited := expect{status: 429, code: -32600, noID: true, header: map[string]string{"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "0"}}
 	steps := []struct {
 		name string
 		req  request

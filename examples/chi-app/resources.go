@@ -20,7 +20,7 @@ A small notes service for teams, served over MCP by mcpmw.
 `
 
 // resources returns the application's fixed resources.
-func resources(store *noteStore) []mcpmw.Resource {
+func resources(store notes) []mcpmw.Resource {
 	return []mcpmw.Resource{
 		{
 			URI:         "app://readme",
@@ -41,7 +41,10 @@ func resources(store *noteStore) []mcpmw.Resource {
 			MimeType:    "application/json",
 			Permission:  "write",
 			Read: func(ctx context.Context, c mcpmw.Caller, uri string) ([]mcpmw.ResourceContents, error) {
-				n := store.count(sessionOf(c).tenant)
+				n, err := store.count(ctx, sessionOf(c).tenant)
+				if err != nil {
+					return nil, asError(err)
+				}
 				return []mcpmw.ResourceContents{mcpmw.TextContents(uri, "application/json", `{"notes":`+strconv.Itoa(n)+`}`)}, nil
 			},
 		},
@@ -54,7 +57,7 @@ func noteURI(id int) string { return "notes://" + strconv.Itoa(id) }
 // noteTemplates returns the template notes://{id}: it lists the caller's
 // tenant's notes and reads any of them; another tenant's note, or one that
 // is not there, is not found (the caller learns nothing about other teams).
-func noteTemplates(store *noteStore) []mcpmw.ResourceTemplate {
+func noteTemplates(store notes) []mcpmw.ResourceTemplate {
 	return []mcpmw.ResourceTemplate{{
 		URITemplate: "notes://{id}",
 		Name:        "note",
@@ -63,7 +66,10 @@ func noteTemplates(store *noteStore) []mcpmw.ResourceTemplate {
 		MimeType:    "text/plain",
 		Permission:  "read",
 		List: func(ctx context.Context, c mcpmw.Caller) ([]mcpmw.Resource, error) {
-			notes := store.all(sessionOf(c).tenant)
+			notes, err := store.all(ctx, sessionOf(c).tenant)
+			if err != nil {
+				return nil, err // the library answers -32603 and logs it
+			}
 			out := make([]mcpmw.Resource, len(notes))
 			for i, n := range notes {
 				out[i] = mcpmw.Resource{URI: noteURI(n.ID), Name: "note " + strconv.Itoa(n.ID), MimeType: "text/plain",
@@ -76,7 +82,10 @@ func noteTemplates(store *noteStore) []mcpmw.ResourceTemplate {
 			if err != nil || id <= 0 || strconv.Itoa(id) != vars["id"] {
 				return nil, mcpmw.ErrResourceNotFound
 			}
-			n, ok := store.get(sessionOf(c).tenant, id)
+			n, ok, err := store.get(ctx, sessionOf(c).tenant, id)
+			if err != nil {
+				return nil, asError(err)
+			}
 			if !ok {
 				return nil, mcpmw.ErrResourceNotFound
 			}
@@ -84,8 +93,12 @@ func noteTemplates(store *noteStore) []mcpmw.ResourceTemplate {
 		},
 		Complete: map[string]mcpmw.Completer{
 			"id": func(ctx context.Context, c mcpmw.Caller, req mcpmw.CompletionRequest) (mcpmw.Completion, error) {
+				all, err := store.all(ctx, sessionOf(c).tenant)
+				if err != nil {
+					return mcpmw.Completion{}, asError(err)
+				}
 				var ids []string
-				for _, n := range store.all(sessionOf(c).tenant) {
+				for _, n := range all {
 					if id := strconv.Itoa(n.ID); strings.HasPrefix(id, req.Value) {
 						ids = append(ids, id)
 					}
@@ -100,7 +113,7 @@ func noteTemplates(store *noteStore) []mcpmw.ResourceTemplate {
 var styles = []string{"brief", "detailed", "bullets"}
 
 // prompts returns the application's prompts.
-func prompts(store *noteStore) []mcpmw.Prompt {
+func prompts(store notes) []mcpmw.Prompt {
 	return []mcpmw.Prompt{
 		{
 			Name:        "summarize_notes",
@@ -114,7 +127,10 @@ func prompts(store *noteStore) []mcpmw.Prompt {
 					style = "brief"
 				}
 				var b strings.Builder
-				notes := store.latest(sessionOf(c).tenant, 20)
+				notes, err := store.latest(ctx, sessionOf(c).tenant, 20)
+				if err != nil {
+					return mcpmw.PromptResult{}, asError(err)
+				}
 				fmt.Fprintf(&b, "Here are my team's %d latest notes:\n", len(notes))
 				for _, n := range notes {
 					fmt.Fprintf(&b, "\n> #%d by %s: %s", n.ID, n.Author, n.Text)

@@ -16,7 +16,7 @@ func TestTriggerToolTogglesTheDynamicTool(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
 	var trigger mcpmw.Tool
-	for _, tool := range listenTools(&reg) {
+	for _, tool := range listenTools(newDynamics(&reg)) {
 		if tool.Name == "test_trigger_tool_change" {
 			trigger = tool
 		}

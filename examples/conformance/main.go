@@ -6,7 +6,7 @@
 // prompts and completion (resources.go), and the hooks of the
 // subscriptions/listen scenarios (listen.go).
 //
-//	go run ./examples/conformance
+//	go -C examples run ./conformance # from the repository root: examples/ is a module of its own
 //	bash scripts/conformance.sh      # builds it, starts it, runs the suite
 //
 // Environment:
@@ -14,6 +14,18 @@
 //	ADDR           listen address (default 127.0.0.1:3001); the endpoint is /mcp
 //	ALLOWED_HOSTS  comma-separated hosts an Origin header may name (default: loopback)
 //	VERBOSE        when set, every request's audit record is logged to stderr
+//	MCP_STATE_KEY  hex key(s) sealing input_required state: 64 hex characters, or a
+//	               comma-separated list (a key ring: the first seals, all open);
+//	               unset means a random key of this process's own. Instances that
+//	               share a key resume each other's rounds (scripts/conformance-proxy.sh
+//	               runs three behind a round-robin proxy).
+//	REDIS_URL      redis://host:port/db, as for examples/chi-app: change notifications
+//	               published on any instance reach the listeners of every instance
+//	               sharing it, a legacy client's answers and cancellations reach
+//	               the instance that asked or runs the call, and the test_trigger_*
+//	               tools change the Registry of every instance (keys and channels
+//	               under "conformance:"); unset, each process has its own. REDIS_FAIL is read and checked as chi-app
+//	               reads it; the fixture has no rate limit for it to govern.
 //
 // Everyone is admitted: this is a test fixture, never a template for
 // authentication.
@@ -33,6 +45,8 @@ import (
 	"time"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/examples/internal/redisenv"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
 // anyone is the caller every request authenticates as: it may do anything.
@@ -53,9 +67,11 @@ type config struct {
 	addr         string
 	allowedHosts []string // nil: the library's loopback default
 	verbose      bool
+	stateKeys    *mcpmw.KeyRing // nil: a random key per process
+	redis        redisenv.Settings
 }
 
-func configFromEnv(getenv func(string) string) config {
+func configFromEnv(getenv func(string) string) (config, error) {
 	c := config{addr: "127.0.0.1:3001", verbose: getenv("VERBOSE") != ""}
 	if v := getenv("ADDR"); v != "" {
 		c.addr = v
@@ -65,15 +81,48 @@ func configFromEnv(getenv func(string) string) config {
 			c.allowedHosts = append(c.allowedHosts, h)
 		}
 	}
-	return c
+	if v := getenv("MCP_STATE_KEY"); v != "" {
+		keys, err := mcpmw.ParseKeyRing(v)
+		if err != nil {
+			return c, fmt.Errorf("MCP_STATE_KEY: %w", err) // the error never quotes the key
+		}
+		c.stateKeys = keys
+	}
+	r, err := redisenv.FromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.redis = r
+	return c, nil
 }
 
-// newHandler returns the mux serving the MCP endpoint at /mcp.
-func newHandler(c config, logger *slog.Logger) http.Handler {
+// newHandler returns the mux serving the MCP endpoint at /mcp, and the
+// func that closes its connections to Redis once the server is done.
+func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 	var reg mcpmw.Registry
+	dyn := newDynamics(&reg)
+	var notify mcpmw.Notifier // nil: the Handler's own, this process's listeners only
+	var relay mcpmw.Relay     // nil: legacy answers and cancellations on this process only
+	done := func() {}
+	if c.redis.Enabled() {
+		cfg := c.redis.Config("conformance:", logger)
+		n := mcpredis.NewNotifier(cfg)
+		r, closeRelay := redisenv.Relay(cfg, logger)
+		dyn.rdb, dyn.prefix, dyn.channel = cfg.Client, "conformance:dynamic:", "conformance:registry"
+		stopFollowing := func() {}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		stop, err := dyn.follow(ctx)
+		cancel()
+		if err != nil {
+			logger.Error("conformance: the test_trigger_* tools change this instance only", slog.Any("error", err))
+		} else {
+			stopFollowing = stop
+		}
+		notify, relay, done = n, r, func() { stopFollowing(); closeRelay(); _, _ = n.Close(), cfg.Client.Close() }
+	}
 	reg.AddTools(tools()...)
 	reg.AddTools(askTools()...)
-	reg.AddTools(listenTools(&reg)...)
+	reg.AddTools(listenTools(dyn)...)
 	reg.AddResources(resources()...)
 	reg.AddResourceTemplates(templates()...)
 	reg.AddPrompts(prompts()...)
@@ -97,9 +146,12 @@ func newHandler(c config, logger *slog.Logger) http.Handler {
 		// initialize to name a session; the id is random and never checked,
 		// so the endpoint stays stateless.
 		LegacySessionIDs: true,
+		StateKeys:        c.stateKeys,
+		Notifier:         notify,
+		Relay:            relay,
 		Logger:           logger,
 	}))
-	return mux
+	return mux, done
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
@@ -122,7 +174,10 @@ func main() {
 }
 
 func run() error {
-	c := configFromEnv(os.Getenv)
+	c, err := configFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	level := slog.LevelInfo
 	if c.verbose {
 		level = slog.LevelDebug
@@ -133,7 +188,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := newHTTPServer(newHandler(c, logger))
+	h, closeRedis := newHandler(c, logger)
+	defer closeRedis()
+	srv := newHTTPServer(h)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,7 +50,8 @@ func post(t *testing.T, url, method, name, params, meta string, header ...string
 
 func newServer(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(newHandler(config{}, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	h, _ := newHandler(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
@@ -70,7 +72,7 @@ func TestToolsList(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &out))
 	listed := out.Result.Tools
-	require.Len(t, listed, len(tools())+len(askTools())+len(listenTools(nil)))
+	require.Len(t, listed, len(tools())+len(askTools())+len(listenTools(newDynamics(nil))))
 	// http-header-validation calls the first listed tool with {}.
 	assert.Equal(t, "test_simple_text", listed[0].Name)
 	for _, tool := range listed {
@@ -193,8 +195,97 @@ func TestMedia(t *testing.T) {
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"ADDR": "127.0.0.1:0", "ALLOWED_HOSTS": " a.example , b.example,"}
-	c := configFromEnv(func(k string) string { return env[k] })
+	c, err := configFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:0", c.addr)
 	assert.Equal(t, []string{"a.example", "b.example"}, c.allowedHosts)
-	assert.Equal(t, config{addr: "127.0.0.1:3001"}, configFromEnv(func(string) string { return "" }))
+	defaults, err := configFromEnv(func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, config{addr: "127.0.0.1:3001"}, defaults)
+	_, err = configFromEnv(func(k string) string { return map[string]string{"REDIS_FAIL": "sometimes"}[k] })
+	assert.ErrorContains(t, err, `REDIS_FAIL="sometimes": want open`)
+	c, err = configFromEnv(func(k string) string { return map[string]string{"REDIS_URL": "redis://127.0.0.1:6390/1"}[k] })
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:6390", c.redis.Addr(), "REDIS_URL read as chi-app reads it")
+}
+
+// MCP_STATE_KEY becomes the fixture's key ring, as in examples/chi-app: a
+// key or a comma-separated ring; a bad one is an error that never quotes
+// it; unset, each process has a random key.
+func TestStateKeyFromEnv(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("ab", 32)
+	for _, v := range []string{key, strings.Repeat("cd", 32) + "," + key} {
+		c, err := configFromEnv(func(k string) string { return map[string]string{"MCP_STATE_KEY": v}[k] })
+		require.NoError(t, err)
+		require.NotNil(t, c.stateKeys)
+		assert.NotContains(t, c.stateKeys.String(), key, "the ring never shows its keys")
+	}
+	for _, bad := range []string{strings.Repeat("zz", 32), "abcd"} {
+		_, err := configFromEnv(func(k string) string { return map[string]string{"MCP_STATE_KEY": bad}[k] })
+		require.ErrorContains(t, err, "MCP_STATE_KEY")
+		assert.NotContains(t, err.Error(), bad)
+	}
+}
+
+// elicit sends a 2026-07-28 call of test_input_required_result_request_state
+// from a client that declares elicitation; more holds further members of
+// params (the retry's inputResponses and requestState).
+func elicit(t *testing.T, url, more string) map[string]json.RawMessage {
+	t.Helper()
+	const tool = "test_input_required_result_request_state"
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}` + more +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]json.RawMessage
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return out
+}
+
+// TestRoundSealedByOneInstanceResumedByAnother: two instances that share
+// MCP_STATE_KEY resume each other's input_required rounds, as three do
+// behind scripts/conformance-proxy.sh; two with their own random keys do
+// not.
+func TestRoundSealedByOneInstanceResumedByAnother(t *testing.T) {
+	t.Parallel()
+	shared, err := configFromEnv(func(k string) string { return map[string]string{"MCP_STATE_KEY": strings.Repeat("5e", 32)}[k] })
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		c       config
+		resumed bool
+	}{{"shared key", shared, true}, {"a random key each", config{}, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var urls []string
+			for range 2 {
+				h, _ := newHandler(tc.c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				srv := httptest.NewServer(h)
+				t.Cleanup(srv.Close)
+				urls = append(urls, srv.URL+"/mcp")
+			}
+			first := elicit(t, urls[0], "")
+			var round struct {
+				ResultType   string `json:"resultType"`
+				RequestState string `json:"requestState"`
+			}
+			require.NoError(t, json.Unmarshal(first["result"], &round), string(first["error"]))
+			require.Equal(t, "input_required", round.ResultType)
+			require.NotEmpty(t, round.RequestState, "%s", first["result"])
+			retry := elicit(t, urls[1], `,"inputResponses":{"confirm":{"action":"accept","content":{"ok":true}}},"requestState":`+strconv.Quote(round.RequestState))
+			if !tc.resumed {
+				assert.Contains(t, string(retry["error"]), `"code":-32602`, "another instance's key cannot open the state")
+				return
+			}
+			assert.Contains(t, string(retry["result"]), `state: state-ok`, "%s", retry["error"])
+		})
+	}
 }

@@ -1,0 +1,68 @@
+// Package roundrobin is the load balancer of the scale-out tests: a
+// reverse proxy (net/http/httputil) that sends each request to the next of
+// its backends in strict rotation, with no stickiness of any kind (no
+// cookie, no hash of the client, no session id), so that consecutive
+// requests of one client, even one MCP exchange, land on different
+// instances. A request whose backend cannot be reached fails with 502, as
+// at an ordinary load balancer; it is not sent elsewhere.
+package roundrobin
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+)
+
+// A Proxy is an http.Handler rotating over its backends.
+type Proxy struct {
+	backends []*url.URL
+	next     atomic.Uint64
+	rp       *httputil.ReverseProxy
+	served   []atomic.Int64
+}
+
+// New returns a Proxy over backends (each a base URL such as
+// http://127.0.0.1:3001; the request's path is appended). It returns an
+// error when there is none or one is not an absolute http(s) URL.
+func New(backends ...string) (*Proxy, error) {
+	if len(backends) == 0 {
+		return nil, errors.New("roundrobin: no backend")
+	}
+	p := &Proxy{served: make([]atomic.Int64, len(backends))}
+	for _, b := range backends {
+		u, err := url.Parse(b)
+		if err != nil {
+			return nil, err
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errors.New("roundrobin: backend " + b + " is not an absolute http or https URL")
+		}
+		p.backends = append(p.backends, u)
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			i := (p.next.Add(1) - 1) % uint64(len(p.backends))
+			p.served[i].Add(1)
+			pr.SetURL(p.backends[i])
+			pr.Out.Host = pr.In.Host // the instances check Host as they would behind a balancer
+			pr.SetXForwarded()
+		},
+		FlushInterval: -1, // event streams pass through event by event
+	}
+	return p, nil
+}
+
+// ServeHTTP sends r to the next backend in rotation.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.rp.ServeHTTP(w, r) }
+
+// Served returns how many requests each backend was sent, in the order of
+// New's arguments.
+func (p *Proxy) Served() []int64 {
+	out := make([]int64, len(p.served))
+	for i := range p.served {
+		out[i] = p.served[i].Load()
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+package mcpredis
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Config is what every part of the package is given: a client, where its
+// keys go, what to do while Redis cannot answer, and how long to wait for
+// it. Only Client is required.
+type Config struct {
+	// Client is the connection to Redis: a *redis.Client (one node, or
+	// Sentinel through redis.NewFailoverClient), a *redis.ClusterClient, or
+	// anything else implementing redis.UniversalClient. Every instance of a
+	// service gives the same Redis (and the same Prefix), so that they
+	// share one budget per client and hear each other's events.
+	//
+	// The client must honour the per-call deadline: a *redis.Client,
+	// *redis.ClusterClient or *redis.Ring made without
+	// ContextTimeoutEnabled: true waits its ReadTimeout, 3 s by default,
+	// for a server that has stopped answering, and the constructors panic
+	// on such a client. redis.ParseURL never sets it (no URL parameter
+	// does): set it on the Options it returns, as the package example does. Another UniversalClient must bound each command by
+	// its context's deadline in the same way.
+	Client redis.UniversalClient
+
+	// Prefix starts every key and channel name the package uses, so that
+	// one Redis can serve several services, or several environments.
+	// Default "mcpmw:". The package doc lists the keys and channels.
+	Prefix string
+
+	// Failure is what the rate limiter does while Redis is slow or
+	// unreachable: FailOpen (the zero value) admits every request,
+	// FailClosed refuses it with 429 and Retry-After.
+	Failure FailurePolicy
+
+	// Timeout bounds each call to Redis, a rate-limit check or a publish,
+	// from the moment it is sent: past it Redis counts as unreachable for
+	// that call and Failure applies. Default 50 ms, well above a healthy
+	// round trip (well under a millisecond on a LAN) and well below what a
+	// person notices.
+	Timeout time.Duration
+
+	// Logger receives one line each time Redis becomes unreachable and one
+	// when it answers again, never one per request. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// A FailurePolicy says what the rate limiter does while Redis cannot
+// answer within Config.Timeout.
+type FailurePolicy int
+
+const (
+	// FailOpen admits every request while Redis cannot be reached: an
+	// outage of Redis is not an outage of the service, at the price of no
+	// limit meanwhile (each instance's in-flight work is still bounded by
+	// its server's own limits).
+	FailOpen FailurePolicy = iota
+	// FailClosed refuses every request with 429 and Retry-After: 1 while
+	// Redis cannot be reached: nothing gets past a limit that cannot be
+	// checked.
+	FailClosed
+)
+
+// String returns "open" or "closed", the words REDIS_FAIL uses.
+func (p FailurePolicy) String() string {
+	switch p {
+	case FailOpen:
+		return "open"
+	case FailClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("FailurePolicy(%d)", int(p))
+}
+
+const (
+	defaultPrefix  = "mcpmw:"
+	defaultTimeout = 50 * time.Millisecond
+)
+
+// settings is a Config with its defaults filled in and checked.
+type settings struct {
+	client  redis.UniversalClient
+	prefix  string
+	failure FailurePolicy
+	timeout time.Duration
+	logger  *slog.Logger
+}
+
+// settle fills in cfg's defaults; it panics, naming what, on a setup
+// mistake (the constructor is what names itself in the message).
+func settle(ctor string, cfg Config) settings {
+	s := settings{client: cfg.Client, prefix: cfg.Prefix, failure: cfg.Failure, timeout: cfg.Timeout, logger: cfg.Logger}
+	switch {
+	case s.client == nil:
+		panic("mcpredis: " + ctor + ": Config.Client is nil")
+	case s.failure != FailOpen && s.failure != FailClosed:
+		panic(fmt.Sprintf("mcpredis: %s: Config.Failure is %v: want FailOpen or FailClosed", ctor, s.failure))
+	case s.timeout < 0:
+		panic(fmt.Sprintf("mcpredis: %s: Config.Timeout is %v: want a positive duration, or 0 for the default", ctor, s.timeout))
+	case !honoursDeadlines(s.client):
+		panic("mcpredis: " + ctor + ": Config.Client was made without ContextTimeoutEnabled: true, " +
+			"so a stalled Redis would hold each request for the client's ReadTimeout instead of Config.Timeout")
+	}
+	if s.prefix == "" {
+		s.prefix = defaultPrefix
+	}
+	if s.timeout == 0 {
+		s.timeout = defaultTimeout
+	}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	return s
+}
+
+// honoursDeadlines reports whether c bounds its socket reads by the
+// context's deadline, as far as can be told: go-redis's own clients say
+// so in their options; anything else is taken at its word.
+func honoursDeadlines(c redis.UniversalClient) bool {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return true
+}
+
+// noRetry is a command go-redis sends once: never again after a network
+// error or a timeout, whatever the client's MaxRetries, because a script
+// that ran but whose reply was lost would count the request twice, and a
+// retry would outlive the deadline the caller set.
+type noRetry struct{ redis.Cmder }
+
+// NoRetry tells go-redis not to send the command again.
+func (noRetry) NoRetry() bool { return true }
+
+// gaveUp reports whether ctx, the caller's, is done or past its deadline
+// (a socket's deadline, which is ctx's, may fire before ctx's own timer):
+// a call that failed then was ended by its caller, not by Redis, and says
+// nothing of Redis's health.
+func gaveUp(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// health follows whether Redis answers, so that each change is logged
+// once, not once per request.
+type health struct {
+	down   atomic.Bool
+	logger *slog.Logger
+	what   string // "rate limit", "notifier"
+	down1  string // the message logged when Redis stops answering
+}
+
+// failed notes a call that Redis did not answer; the first after a
+// success is logged.
+func (h *health) failed(err error) {
+	if !h.down.Load() && h.down.CompareAndSwap(false, true) {
+		h.logger.LogAttrs(context.Background(), slog.LevelWarn, h.down1,
+			slog.String("component", "mcpredis "+h.what), slog.String("error", err.Error()))
+	}
+}
+
+// answered notes a call that Redis answered; the first after a failure is
+// logged.
+func (h *health) answered() {
+	if h.down.Load() && h.down.CompareAndSwap(true, false) {
+		h.logger.LogAttrs(context.Background(), slog.LevelInfo, "mcpredis: Redis answers again",
+			slog.String("component", "mcpredis "+h.what))
+	}
+}

@@ -1,0 +1,63 @@
+// Package mcpredis runs what crosses the instances of an mcpmw service on
+// Redis, so that a service scales by adding instances behind any load
+// balancer, with no sticky sessions: a rate limit that every instance
+// counts against (PerIP, By), and a Notifier that carries change
+// notifications to the listeners of every instance (NewNotifier).
+//
+// It is a module of its own, github.com/mcpmw/mcpmw/redis, so that the
+// core never depends on Redis. It builds on github.com/redis/go-redis/v9
+// and takes any redis.UniversalClient: one node, Sentinel or Cluster.
+//
+//	opt, err := redis.ParseURL(os.Getenv("REDIS_URL"))
+//	if err != nil { … }
+//	opt.ContextTimeoutEnabled = true // Config.Timeout must bound each call
+//	cfg := mcpredis.Config{Client: redis.NewClient(opt), Failure: mcpredis.FailOpen}
+//	notify := mcpredis.NewNotifier(cfg)
+//	defer notify.Close()
+//	h := mcpmw.New(&reg, authn, audit, &mcpmw.Options{
+//		RateLimit: mcpredis.PerIP(cfg, 600, time.Minute),
+//		Notifier:  notify,
+//	})
+//
+// # Round trips
+//
+// A rate-limit check is one round trip (EVALSHA of one script), sent once
+// with Config.Timeout as its deadline; only after Redis has lost its
+// script cache (a restart) does one check take a second, EVAL. Publishing
+// an event is one PUBLISH; hearing events costs no round trip per event or
+// per listener: each Notifier holds one subscription and fans events out
+// in its process.
+//
+// # Keys and channels
+//
+// Every name starts with Config.Prefix (default "mcpmw:"):
+//
+//	<prefix>rate:<requests>:<window>ms:<key>   a rate-limit budget: a string, the
+//	                                           GCRA theoretical arrival time in µs
+//	                                           on Redis's clock, expiring once the
+//	                                           budget is full again
+//	<prefix>events                             the channel of change notifications
+//	<prefix>instance:<id>                      one instance's own channel (the relay:
+//	                                           legacy answers and cancellations for
+//	                                           the instance holding the call; a shard
+//	                                           channel under Cluster)
+//
+// A script touches one key, so under Cluster each check goes to the one
+// node holding its slot. The limit is part of the key, so a deployment
+// that changes it starts with fresh budgets rather than misreading old
+// ones.
+//
+// # When Redis cannot answer
+//
+// A call that Redis does not answer within Config.Timeout (down, paused,
+// partitioned, or too slow) fails on its own: nothing waits longer, nothing
+// is retried within the request. The rate limiter then applies
+// Config.Failure: FailOpen admits, FailClosed refuses with 429 and
+// Retry-After: 1. The change is logged once when Redis stops answering and
+// once when it answers again; recovery needs no restart, since the next
+// call simply succeeds. The Notifier's subscription is restored by
+// go-redis on its own; events published meanwhile are lost (pub/sub is
+// at-most-once), so each restored subscription calls the funcs given to
+// Notifier.SubscribeResync, through which listeners can be told that
+// their lists may have changed.
+package mcpredis

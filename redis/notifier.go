@@ -1,0 +1,220 @@
+package mcpredis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// A Notifier is an mcpmw.Notifier that carries Events between instances
+// through Redis pub/sub. Each Notifier holds one subscription (one
+// connection) to its channel, whatever the number of Handlers and
+// listeners in its process, and fans each event out to its subscribers
+// there; the receiving Handler then checks each listener's permission and
+// audience, as for a local event.
+//
+// Publish delivers to this process's subscribers at once, as a
+// LocalNotifier does, and sends the event to the other instances with
+// one PUBLISH; an instance never hears its own events twice. Pub/sub is
+// at-most-once: an event published while an instance's subscription is
+// broken never reaches it. go-redis restores the subscription by itself;
+// each time it does, the Notifier calls the funcs given to
+// SubscribeResync, so that listeners can be told their lists may have
+// changed.
+//
+// A Notifier is safe for concurrent use. Close it when done.
+type Notifier struct {
+	s       settings
+	channel string
+	self    string // this Notifier's id: its own events come back from Redis with it
+	local   *mcpmw.LocalNotifier
+	pubsub  *redis.PubSub
+	done    chan struct{} // closed when the receiving goroutine has returned
+	health  health
+	garbled atomic.Bool // an undecodable message was logged
+
+	mu     sync.Mutex
+	resync map[*func()]struct{}
+	closed bool
+}
+
+// wireEvent is an Event on the channel, with the id of the Notifier that
+// published it.
+type wireEvent struct {
+	From       string `json:"from"`
+	Method     string `json:"method"`
+	URI        string `json:"uri,omitempty"`
+	Permission string `json:"permission"`
+	Audience   string `json:"audience,omitempty"`
+}
+
+// NewNotifier returns a Notifier on cfg's Redis and starts its
+// subscription to the channel <Prefix>events; it does not wait for Redis
+// (a Notifier made while Redis is down subscribes once it is up). Every
+// instance of a service gives the same Redis and Prefix. NewNotifier
+// panics on a setup mistake in cfg, as PerIP does; Config.Failure plays
+// no part here.
+func NewNotifier(cfg Config) *Notifier {
+	s := settle("NewNotifier", cfg)
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	n := &Notifier{
+		s:       s,
+		channel: s.prefix + "events",
+		self:    hex.EncodeToString(id[:]),
+		local:   mcpmw.NewLocalNotifier(),
+		done:    make(chan struct{}),
+		resync:  map[*func()]struct{}{},
+	}
+	n.health = health{logger: s.logger, what: "notifier", down1: "mcpredis: Redis does not answer: events published here reach this instance only until it does"}
+	n.pubsub = s.client.Subscribe(context.Background(), n.channel)
+	go n.receive(n.pubsub.ChannelWithSubscriptions())
+	return n
+}
+
+// Publish delivers ev to this process's subscribers, then publishes it to
+// the other instances within Config.Timeout (or ctx's deadline, if
+// sooner). It returns ctx's error, delivering nothing, when ctx is already
+// done, and the error of the PUBLISH that Redis did not answer: the event
+// then reached this instance's listeners only. A PUBLISH that ctx ended
+// first is not taken for an outage of Redis (nothing is logged).
+func (n *Notifier) Publish(ctx context.Context, ev mcpmw.Event) error {
+	if err := n.local.Publish(ctx, ev); err != nil {
+		return err
+	}
+	payload, err := json.Marshal(wireEvent{From: n.self, Method: ev.Method, URI: ev.URI, Permission: string(ev.Permission), Audience: ev.Audience})
+	if err != nil {
+		return err // a struct of strings always encodes
+	}
+	bounded, cancel := context.WithTimeout(ctx, n.s.timeout)
+	defer cancel()
+	cmd := redis.NewIntCmd(bounded, "publish", n.channel, payload)
+	_ = n.s.client.Process(bounded, noRetry{cmd})
+	if err := cmd.Err(); err != nil {
+		if !gaveUp(ctx) { // a caller that gave up first is no outage
+			n.health.failed(err)
+		}
+		return err
+	}
+	n.health.answered()
+	return nil
+}
+
+// Subscribe calls deliver with each Event published from now on, here or
+// on another instance, until cancel is called; cancel may be called more
+// than once. deliver must not block: for events from elsewhere it runs on
+// the Notifier's receiving goroutine, for events published here on the
+// publisher's.
+func (n *Notifier) Subscribe(deliver func(mcpmw.Event)) (cancel func()) {
+	return n.local.Subscribe(deliver)
+}
+
+// SubscribeResync calls resync each time the Notifier's subscription has
+// been restored after a break (Redis restarted, a network failure, a
+// failover), when events published meanwhile may have been lost, until
+// cancel is called. resync runs on the receiving goroutine, before any
+// event that comes after the restored subscription, and must not block.
+// The first subscription, when the Notifier starts, calls nothing.
+func (n *Notifier) SubscribeResync(resync func()) (cancel func()) {
+	key := &resync
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.resync[key] = struct{}{}
+	return func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.resync, key)
+	}
+}
+
+// Close ends the subscription and waits for the receiving goroutine to
+// return: no event from another instance is delivered after it, and no
+// resync func called. Publish still reaches this process's subscribers,
+// and Redis. Close may be called more than once; the
+// client stays open (it is the caller's).
+func (n *Notifier) Close() error {
+	n.mu.Lock()
+	already := n.closed
+	n.closed = true
+	n.mu.Unlock()
+	if already {
+		<-n.done
+		return nil
+	}
+	err := n.pubsub.Close()
+	<-n.done
+	return err
+}
+
+// receive reads the subscription until it is closed: events from other
+// instances go to the subscribers; each subscription confirmation after
+// the first means go-redis has reconnected.
+func (n *Notifier) receive(ch <-chan any) {
+	defer close(n.done)
+	subscribed := false
+	for msg := range ch {
+		switch msg := msg.(type) {
+		case *redis.Subscription:
+			if msg.Kind != "subscribe" {
+				continue
+			}
+			if subscribed {
+				n.s.logger.LogAttrs(context.Background(), slog.LevelInfo,
+					"mcpredis: subscription restored: events published meanwhile are lost; telling listeners their lists may have changed",
+					slog.String("component", "mcpredis notifier"), slog.String("channel", n.channel))
+				n.resynced()
+			}
+			subscribed = true
+		case *redis.Message:
+			n.deliver(msg.Payload)
+		}
+	}
+}
+
+// deliver decodes one event from another instance and hands it to the
+// subscribers; its own, and what does not decode, it drops. The first
+// undecodable message is logged (a publisher of another version, or not
+// this package, shares the channel), and no later one: whoever can
+// publish on the channel cannot fill the log.
+func (n *Notifier) deliver(payload string) {
+	var w wireEvent
+	if err := json.Unmarshal([]byte(payload), &w); err != nil || w.From == "" {
+		if err == nil {
+			err = errors.New("no publisher id")
+		}
+		if n.garbled.CompareAndSwap(false, true) {
+			n.s.logger.LogAttrs(context.Background(), slog.LevelWarn, "mcpredis: undecodable messages on the events channel are dropped (only the first is logged)",
+				slog.String("component", "mcpredis notifier"), slog.String("channel", n.channel), slog.String("error", err.Error()))
+		}
+		return
+	}
+	if w.From == n.self {
+		return // delivered here when it was published
+	}
+	_ = n.local.Publish(context.Background(), mcpmw.Event{Method: w.Method, URI: w.URI, Permission: mcpmw.Permission(w.Permission), Audience: w.Audience})
+}
+
+// resynced calls every resync func.
+func (n *Notifier) resynced() {
+	n.mu.Lock()
+	fs := make([]func(), 0, len(n.resync))
+	for f := range n.resync {
+		fs = append(fs, *f)
+	}
+	n.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+var _ mcpmw.Notifier = (*Notifier)(nil)
+var _ mcpmw.Resyncer = (*Notifier)(nil)

@@ -1,0 +1,156 @@
+package mcpredis
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/ratelimit"
+)
+
+// gcraSource is the rate limit's one script; see gcra.lua.
+//
+//go:embed gcra.lua
+var gcraSource string
+
+var gcra = redis.NewScript(gcraSource)
+
+// A RateLimiter is an mcpmw.RateLimiter whose budgets live in Redis, so
+// that every instance sharing the Redis and the Config.Prefix counts
+// against one budget per key. Each check is one round trip: one script
+// that reads Redis's clock (TIME), so the instances' clocks never matter,
+// and decides and counts atomically (GCRA: a budget of requests that
+// refills evenly over the window, one request every window/requests). It
+// is sent once, never retried, within Config.Timeout; when Redis does not
+// answer in time, Config.Failure decides.
+//
+// A refused request gets Retry-After (whole seconds until the budget has
+// room again, at least 1), X-RateLimit-Limit and X-RateLimit-Remaining: 0;
+// an admitted one gets no header (that would be work on every answer, for
+// a figure a client needs only when refused). While Redis cannot answer,
+// FailOpen admits with no header; FailClosed refuses with Retry-After: 1.
+//
+// A RateLimiter is safe for concurrent use.
+type RateLimiter struct {
+	s        settings
+	key      func(r *http.Request, clientIP string) string
+	bucket   string // the prefix of this limit's keys: Prefix "rate:" requests ":" window ":"
+	interval int64  // µs between two requests, once the burst is spent
+	window   int64  // µs: the burst tolerance
+	limit    []string
+	health   health
+}
+
+// PerIP returns a RateLimiter allowing each client IP (as resolved by
+// mcpmw.Options.ClientIP) requests per window, across every instance that
+// shares cfg's Redis and Prefix. Client IPs are keyed as ratelimit.PerIP
+// keys them (ratelimit.IPKey: IPv6 addresses grouped by /64), and requests
+// whose client IP is empty share one budget. PerIP panics on a setup mistake: no client, a client that does
+// not honour deadlines (see Config.Client), requests below 1 or a window
+// under a millisecond.
+func PerIP(cfg Config, requests int, window time.Duration) *RateLimiter {
+	return newRateLimiter("PerIP", cfg, requests, window, func(_ *http.Request, clientIP string) string {
+		return ratelimit.IPKey(clientIP)
+	})
+}
+
+// By returns a RateLimiter allowing requests per window for each key that
+// key returns, across every instance that shares cfg's Redis and Prefix.
+// As with ratelimit.By, an empty key is one more budget, shared by every
+// request whose key is empty, and a key read from a header is unverified
+// (the limiter runs before authentication). Limiters that share a Prefix,
+// a limit and a key share a budget: that is how instances share one, but
+// it also means two limiters of the same limit keyed differently (by IP
+// and by token, say) should make their keys distinct, e.g. "token:"+hash.
+// By panics on a setup mistake, as PerIP does, or when key is nil.
+func By(cfg Config, requests int, window time.Duration, key func(r *http.Request, clientIP string) string) *RateLimiter {
+	if key == nil {
+		panic("mcpredis: By: the key func is nil")
+	}
+	return newRateLimiter("By", cfg, requests, window, key)
+}
+
+func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration, key func(*http.Request, string) string) *RateLimiter {
+	s := settle(ctor, cfg)
+	if requests < 1 {
+		panic(fmt.Sprintf("mcpredis: %s: requests is %d: want at least 1", ctor, requests))
+	}
+	if window < time.Millisecond {
+		panic(fmt.Sprintf("mcpredis: %s: window is %v: want at least a millisecond", ctor, window))
+	}
+	win := window.Microseconds()
+	l := &RateLimiter{
+		s:        s,
+		key:      key,
+		bucket:   s.prefix + "rate:" + strconv.Itoa(requests) + ":" + strconv.FormatInt(window.Milliseconds(), 10) + "ms:",
+		interval: max(win/int64(requests), 1),
+		window:   win,
+		limit:    []string{strconv.Itoa(requests)},
+	}
+	l.window = l.interval * int64(requests) // exactly requests fit in a burst
+	l.health = health{logger: s.logger, what: "rate limit", down1: "mcpredis: Redis does not answer: the rate limit fails " + s.failure.String() + " until it does"}
+	return l
+}
+
+// emptyKey is the budget of requests whose key is empty; see
+// ratelimit.By.
+const emptyKey = "\x00empty"
+
+// Limit implements mcpmw.RateLimiter: it asks Redis, once, whether the
+// request's key has room, and sets the refusal's headers.
+func (l *RateLimiter) Limit(w http.ResponseWriter, r *http.Request, clientIP string) bool {
+	k := l.key(r, clientIP)
+	if k == "" {
+		k = emptyKey
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), l.s.timeout)
+	defer cancel()
+	v, err := l.check(ctx, l.bucket+k)
+	if err != nil {
+		l.health.failed(err)
+		if l.s.failure == FailOpen {
+			return false
+		}
+		w.Header()["Retry-After"] = retryOneSecond
+		return true
+	}
+	l.health.answered()
+	if v[0] == 1 {
+		return false
+	}
+	h := w.Header()
+	h["Retry-After"] = []string{strconv.FormatInt(max((v[2]+999_999)/1_000_000, 1), 10)}
+	h["X-Ratelimit-Limit"] = l.limit
+	h["X-Ratelimit-Remaining"] = zero
+	return true
+}
+
+var (
+	retryOneSecond = []string{"1"}
+	zero           = []string{"0"}
+)
+
+// check runs the script on key: EVALSHA, and EVAL only when Redis has
+// lost the script (a restart, SCRIPT FLUSH), within the same deadline.
+func (l *RateLimiter) check(ctx context.Context, key string) ([]int64, error) {
+	cmd := redis.NewCmd(ctx, "evalsha", gcra.Hash(), 1, key, l.interval, l.window)
+	_ = l.s.client.Process(ctx, noRetry{cmd})
+	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmd = redis.NewCmd(ctx, "eval", gcraSource, 1, key, l.interval, l.window)
+		_ = l.s.client.Process(ctx, noRetry{cmd})
+	}
+	v, err := cmd.Int64Slice()
+	if err == nil && len(v) != 4 {
+		err = errors.New("mcpredis: the rate-limit script answered " + strconv.Itoa(len(v)) + " values, not 4")
+	}
+	return v, err
+}
+
+var _ mcpmw.RateLimiter = (*RateLimiter)(nil)

@@ -1,0 +1,255 @@
+package mcpredis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpmw/mcpmw"
+)
+
+// A Relay is one instance's directed channel, and the channel all
+// instances share: the Redis side of mcpmw.Relay (Options.Relay), which
+// hands a legacy answer to the instance that holds its waiter and a
+// cancellation to every instance.
+// Each instance has an id of its own, unguessable, and holds one
+// subscription to the channel <prefix>instance:<id>, confirmed before
+// NewRelay returns, so that the instance can name itself in the ids of
+// the requests it sends to clients before it serves any, and one to
+// <prefix>instances, which every instance hears. Any instance can then
+// send a payload to the instance an id names, with one PUBLISH whose
+// receiver count says whether that instance exists, or to all of them
+// (Broadcast).
+//
+// The relay carries opaque payloads: what they mean (an answer and the
+// CallerID it must match, a cancellation) is the core's, which hears them
+// through Receive, as a Handler hears a Notifier through Subscribe: the
+// Relay exists before the Handler that is given it, and one Relay may
+// serve several Handlers of a process.
+//
+// Under Redis Cluster the channel is a shard channel (SSUBSCRIBE,
+// SPUBLISH; Redis 7.0 or newer): a PUBLISH there counts only the
+// receivers connected to the node it was sent to, an SPUBLISH every
+// receiver of the channel, since they all are on the node of its slot.
+// The shared channel is an ordinary one, which a Cluster delivers to the
+// subscribers on every node.
+type Relay struct {
+	s       settings
+	id      string // this instance's id: 22 base64url characters, 128 random bits
+	channel string // <prefix>instance:<id>
+	publish string // "publish", or "spublish" under Cluster
+	kind    string // what Redis calls a confirmed subscription: "subscribe", or "ssubscribe" under Cluster
+	pubsub  *redis.PubSub
+	shared  string         // <prefix>instances
+	all     *redis.PubSub  // the subscription to shared
+	done    sync.WaitGroup // the receiving goroutines
+	health  health
+
+	closeOnce sync.Once
+	closeErr  error
+
+	mu        sync.Mutex
+	receivers map[*func([]byte)]struct{}
+}
+
+// relayStartTimeout bounds how long NewRelay waits for its subscription
+// when ctx sets no earlier deadline.
+var relayStartTimeout = 5 * time.Second
+
+// relayRetryPause is how long NewRelay waits before asking again when
+// Redis refuses the connection (not up yet).
+const relayRetryPause = 50 * time.Millisecond
+
+// instanceIDBytes is how many random bytes an instance id encodes.
+const instanceIDBytes = 16
+
+// NewRelay returns this instance's Relay once Redis has confirmed its
+// subscriptions (see Receive for what it then does with a payload).
+// NewRelay waits until ctx is done or relayStartTimeout has passed,
+// whichever comes first, asking again while Redis refuses the connection
+// (still starting, say); past that it returns the last error, leaving
+// nothing behind. It panics on a setup mistake in cfg, as PerIP does;
+// Config.Failure plays no part here.
+func NewRelay(ctx context.Context, cfg Config) (*Relay, error) {
+	s := settle("NewRelay", cfg)
+	var b [instanceIDBytes]byte
+	_, _ = rand.Read(b[:]) // never fails (Go 1.24)
+	r := &Relay{s: s, id: base64.RawURLEncoding.EncodeToString(b[:]), publish: "publish", kind: "subscribe",
+		receivers: map[*func([]byte)]struct{}{}}
+	r.channel, r.shared = r.channelOf(r.id), s.prefix+"instances"
+	r.health = health{logger: s.logger, what: "relay", down1: "mcpredis: Redis does not answer: answers and cancellations for other instances are lost until it does"}
+
+	ctx, cancel := context.WithTimeout(ctx, relayStartTimeout)
+	defer cancel()
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		r.publish, r.kind = "spublish", "ssubscribe"
+		r.pubsub = cc.SSubscribe(ctx, r.channel)
+	} else {
+		r.pubsub = s.client.Subscribe(ctx, r.channel)
+	}
+	r.all = s.client.Subscribe(ctx, r.shared)
+	if err := errors.Join(confirmed(ctx, r.pubsub, r.channel), confirmed(ctx, r.all, r.shared)); err != nil {
+		_ = r.pubsub.Close()
+		_ = r.all.Close()
+		return nil, err
+	}
+	r.done.Add(2)
+	go r.receive(r.pubsub.ChannelWithSubscriptions(), r.kind)
+	go r.receive(r.all.ChannelWithSubscriptions(), "subscribe")
+	return r, nil
+}
+
+// Receive hands each payload sent to this instance from now on to
+// deliver, until cancel is called; cancel may be called more than once.
+// deliver runs on the relay's receiving goroutine, one payload at a time,
+// and must not block, nor modify payload: every func is handed the same
+// bytes. A payload that arrives while no func is registered
+// is dropped: the sender was told it arrived (the instance exists), as it
+// would be told of an answer to a call that has just ended.
+func (r *Relay) Receive(deliver func(payload []byte)) (cancel func()) {
+	if deliver == nil {
+		panic("mcpredis: Relay.Receive: the deliver func is nil")
+	}
+	key := &deliver
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.receivers[key] = struct{}{}
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.receivers, key)
+	}
+}
+
+// confirmed waits for Redis to confirm ps's subscription to channel,
+// asking again while the connection fails, until ctx is done.
+func confirmed(ctx context.Context, ps *redis.PubSub, channel string) error {
+	for {
+		msg, err := ps.Receive(ctx)
+		if err == nil {
+			if _, ok := msg.(*redis.Subscription); ok { // of the one channel it subscribed to
+				return nil
+			}
+			continue // nothing else comes before the confirmation; skipped all the same
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mcpredis: the relay's subscription to %s was not confirmed in time: %w", channel, err)
+		case <-time.After(relayRetryPause):
+		}
+	}
+}
+
+// ID returns this instance's id, the one Send is given to reach it.
+func (r *Relay) ID() string { return r.id }
+
+// channelOf returns the channel of the instance id names.
+func (r *Relay) channelOf(id string) string { return r.s.prefix + "instance:" + id }
+
+// validInstanceID reports whether id can be an instance's id: 22
+// base64url characters that decode to 16 bytes in canonical form. An id
+// comes from a client (inside a request id it answers), so nothing else
+// goes into a channel name.
+func validInstanceID(id string) bool {
+	if len(id) != base64.RawURLEncoding.EncodedLen(instanceIDBytes) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.Strict().DecodeString(id) // 22 characters: 16 bytes, the last 4 bits zero
+	return err == nil
+}
+
+// Send hands payload to the instance whose id is instance, with one
+// PUBLISH sent once within Config.Timeout (or ctx's deadline, if sooner).
+// It reports whether that instance received it: false with a nil error
+// when no instance has that id (it has stopped, its subscription is
+// broken, or it never existed; an id that is not an instance id at all is
+// not sent), which the core answers as an unknown id. A PUBLISH that
+// Redis did not answer in time returns its error; the payload may or may
+// not have arrived. One that ctx ended first is not taken for an outage
+// of Redis (nothing is logged).
+func (r *Relay) Send(ctx context.Context, instance string, payload []byte) (bool, error) {
+	if !validInstanceID(instance) {
+		return false, nil
+	}
+	n, err := r.publishTo(ctx, r.publish, r.channelOf(instance), payload)
+	return n > 0, err
+}
+
+// Broadcast hands payload to every instance, this one included, with one
+// PUBLISH sent once within Config.Timeout (or ctx's deadline, if sooner).
+func (r *Relay) Broadcast(ctx context.Context, payload []byte) error {
+	_, err := r.publishTo(ctx, "publish", r.shared, payload)
+	return err
+}
+
+// publishTo sends payload to channel with command (publish or spublish),
+// once within Config.Timeout, and returns how many received it.
+func (r *Relay) publishTo(ctx context.Context, command, channel string, payload []byte) (int64, error) {
+	bounded, cancel := context.WithTimeout(ctx, r.s.timeout)
+	defer cancel()
+	cmd := redis.NewIntCmd(bounded, command, channel, payload)
+	_ = r.s.client.Process(bounded, noRetry{cmd})
+	n, err := cmd.Result()
+	if err != nil {
+		if !gaveUp(ctx) { // a caller that gave up first is no outage
+			r.health.failed(err)
+		}
+		return 0, err
+	}
+	r.health.answered()
+	return n, nil
+}
+
+// Close ends the subscriptions and waits for the receiving goroutines to
+// return: nothing is handed to a Receive func after it. Send still works. Close
+// may be called more than once; the client stays open (it is the
+// caller's).
+func (r *Relay) Close() error {
+	r.closeOnce.Do(func() { r.closeErr = errors.Join(r.pubsub.Close(), r.all.Close()) })
+	r.done.Wait()
+	return r.closeErr
+}
+
+// receive reads a subscription until it is closed, handing each payload
+// to every Receive func; kind is what Redis calls its confirmations. The
+// first confirmation was read by NewRelay, so
+// every one here is go-redis restoring the subscription after a break:
+// payloads sent meanwhile found no receiver, and their senders were told
+// so.
+func (r *Relay) receive(ch <-chan any, kind string) {
+	defer r.done.Done()
+	for msg := range ch {
+		switch msg := msg.(type) {
+		case *redis.Subscription:
+			if msg.Kind == kind {
+				r.s.logger.LogAttrs(context.Background(), slog.LevelInfo,
+					"mcpredis: the relay's subscription is restored: this instance receives answers and cancellations again",
+					slog.String("component", "mcpredis relay"), slog.String("channel", msg.Channel))
+			}
+		case *redis.Message:
+			r.deliver([]byte(msg.Payload))
+		}
+	}
+}
+
+// deliver hands payload to every Receive func, called outside the lock.
+func (r *Relay) deliver(payload []byte) {
+	r.mu.Lock()
+	fs := make([]func([]byte), 0, len(r.receivers))
+	for f := range r.receivers {
+		fs = append(fs, *f)
+	}
+	r.mu.Unlock()
+	for _, f := range fs {
+		f(payload)
+	}
+}
+
+var _ mcpmw.Relay = (*Relay)(nil)
