@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,7 +32,10 @@ func config(t testing.TB, failure mcpredis.FailurePolicy) (mcpredis.Config, *red
 	t.Helper()
 	srv := redistest.Start(t)
 	logs := &logLines{}
-	return mcpredis.Config{Client: newClient(t, srv.Addr), Failure: failure, Logger: slog.New(logs)}, srv, logs
+	// A timeout far above a round trip, so that a loaded machine (-race,
+	// parallel tests) never turns a correctness test into an outage; the
+	// tests of deadlines set their own.
+	return mcpredis.Config{Client: newClient(t, srv.Addr), Failure: failure, Logger: slog.New(logs), Timeout: 2 * time.Second}, srv, logs
 }
 
 // discard drops every log line.
