@@ -72,8 +72,9 @@
 //     tool's JSON Schema (github.com/google/jsonschema-go).
 //   - mcpmwtest: the test kit: NewServer, a Client speaking either wire,
 //     the Recorder auditor, Tokens and User.
-//   - ratelimit: a per-IP [RateLimiter] for [Options].RateLimit, on
-//     github.com/go-chi/httprate.
+//   - ratelimit: per-IP and per-key [RateLimiter]s for [Options].RateLimit
+//     (GCRA in this process's memory; standard library only). For a limit
+//     shared by many instances, the redis module (package mcpredis).
 //   - oauthmeta: the OAuth 2.0 protected resource metadata document (RFC
 //     9728) and the URL for [Options].ResourceMetadata; standard library
 //     only.

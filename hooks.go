@@ -121,8 +121,9 @@ func authStatus(err error) int {
 // audit log either). Limit may set response headers such as Retry-After and
 // X-RateLimit-Remaining but must not write a body; clientIP is what the
 // Options.ClientIP hook returned, "" when it could not tell, and such
-// requests must be limited too (one shared bucket), not let through. The ratelimit sub-package has a ready
-// implementation on github.com/go-chi/httprate.
+// requests must be limited too (one shared bucket), not let through. The ratelimit sub-package has ready
+// implementations counting in memory, and the redis module (package
+// mcpredis) ones counting in Redis, for a limit shared by many instances.
 type RateLimiter interface {
 	Limit(w http.ResponseWriter, r *http.Request, clientIP string) (limited bool)
 }
