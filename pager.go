@@ -42,7 +42,7 @@ type pager struct {
 	rev       revision
 	off, seen int // the offset, and the visible entries skipped so far
 	n         int // entries on the page
-	next      int // the next page's offset, once the page is full; -1 until then
+	next      int // the next page's offset, once the page is full (at least 1: a page holds at least one entry); -1 until then
 	body      []byte
 }
 
