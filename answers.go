@@ -21,9 +21,9 @@ import (
 // waiter under a fresh id (add), and the answer POST that names the id
 // is delivered to it, when it comes from the same caller (deliver).
 // pendingAsks, below, is the in-process implementation: it joins the two
-// POSTs when they reach the same instance. An implementation shared by
-// instances (ids naming the instance that waits, answers relayed to it on
-// a bus: issue 20) joins them wherever they land; nothing else changes.
+// POSTs when they reach the same instance. relayedAsks (relay.go, with
+// Options.Relay) joins them wherever they land: its ids name the instance
+// that waits, and an answer is sent there; nothing else changes.
 type answerWaiters interface {
 	// add registers a waiter for callerID's answer under a fresh,
 	// unguessable id, and returns the id, where the answer arrives, and
@@ -115,7 +115,8 @@ func (p *pendingAsks) deliver(_ context.Context, id, callerID string, a clientAn
 
 // takeAnswer is the stage for a legacy client's JSON-RPC response: it hands
 // the result or error to the call waiting for it, when that call is this
-// caller's and in this process, and answers 202 either way (the client can
+// caller's (here, or on the instance its id names, through Options.Relay),
+// and answers 202 either way (the client can
 // do nothing better with a refusal). The record says which. A response
 // carrying both a result and an error is no JSON-RPC response (JSON-RPC
 // 2.0 §5): the waiting call gets an *AskError saying so, which it can act

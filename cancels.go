@@ -10,9 +10,10 @@ import (
 
 // On the legacy revisions a client cancels a call by POSTing
 // notifications/cancelled naming the call's request id. Without sessions
-// the two requests can only be joined in this process, and only for the
-// same caller, as the Caller's CallerID says: inflight keeps the running
-// legacy calls of identified callers for that. The call stage registers
+// the two requests are joined only for the same caller, as the Caller's
+// CallerID says: inflight keeps the running legacy calls of identified
+// callers for that, in this process; with Options.Relay, relayedCalls
+// (relay.go) hands the cancellation to every instance. The call stage registers
 // every request whose method can block (Handler.call), whatever the
 // method: tools/call, prompts/get and resources/read waiting in Ask, an
 // application's own Methods, a Completer or a template's List.
@@ -28,9 +29,9 @@ import (
 // of a method that can block (add), and the notification cancels those
 // with its request id and its caller's CallerID (cancelCalls). inflight,
 // below, is the in-process implementation: it reaches the calls running
-// on this instance only. An implementation shared by instances (a relay
-// on a bus, issue 20) reaches the instance running the call, whichever
-// received the notification; nothing else changes.
+// on this instance only. relayedCalls (relay.go, with Options.Relay)
+// reaches the instance running the call, whichever received the
+// notification; nothing else changes.
 type runningCalls interface {
 	// add registers req as running, when its caller has a CallerID, and
 	// returns the context the call runs in (which cancelCalls ends, with

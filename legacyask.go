@@ -14,10 +14,10 @@ import (
 // the old way: the same Ask sends elicitation/create, sampling/createMessage
 // or roots/list as a JSON-RPC request on the call's event stream, and the
 // client POSTs its JSON-RPC response to the endpoint as a request of its
-// own. Without sessions the two POSTs are joined in this process only, by
-// a request id the server chose at random and bound to the caller: the
-// answer must reach the instance that asked (until a shared store routes
-// it), while the 2026-07-28 rounds need only a shared KeyRing.
+// own. Without sessions the two POSTs are joined by a request id the
+// server chose at random and bound to the caller: in this process, or,
+// with Options.Relay, on the instance the id names, wherever the answer
+// lands (relay.go); the 2026-07-28 rounds need only a shared KeyRing.
 
 // defaultAskTimeout is how long Ask waits for a legacy client's answer when
 // Options.AskTimeout is zero: long enough for a person to read a short form.

@@ -342,13 +342,15 @@ func TestResyncTellsListenersTheirListsMayHaveChanged(t *testing.T) {
 	n := &resyncing{LocalNotifier: mcpmw.NewLocalNotifier()}
 	e := newListenEnv(t, &mcpmw.Options{Methods: listMethods(), Notifier: n})
 	lists := e.listen(t, "reader", `"l"`, `{"toolsListChanged":true,"promptsListChanged":true}`)
-	uris := e.listen(t, "reader", `"u"`, `{"resourceSubscriptions":["file:///a"]}`)
+	uris := e.listen(t, "reader", `"u"`, `{"resourceSubscriptions":["file:///a","file:///b"]}`)
 	lists.next(t) // the acknowledgements
 	uris.next(t)
 	n.resynced()
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"l"}}}`, lists.next(t))
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"l"}}}`, lists.next(t))
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/subscriptionId":"u"}}}`, uris.next(t))
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///b","_meta":{"io.modelcontextprotocol/subscriptionId":"u"}}}`, uris.next(t),
+		"each subscribed URI, in its own place, and nothing the stream did not ask for")
 	require.NoError(t, e.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "read"}))
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"l"}}}`, lists.next(t),
 		"nothing else was queued: the resources list, not asked for, was not told")
