@@ -92,13 +92,11 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.ratePerMin = n
 	}
 	c.auditPath = getenv("AUDIT_LOG")
-	if v := getenv("MCP_STATE_KEY"); v != "" {
-		keys, err := mcpmw.ParseKeyRing(v)
-		if err != nil {
-			return c, fmt.Errorf("MCP_STATE_KEY: %w", err) // the error never quotes the key
-		}
-		c.stateKeys = keys
+	keys, err := redisenv.StateKeys(getenv)
+	if err != nil {
+		return c, err
 	}
+	c.stateKeys = keys
 	r, err := redisenv.FromEnv(getenv)
 	if err != nil {
 		return c, err

@@ -7,7 +7,9 @@
 //	REDIS_FAIL  open (the default) or closed: what the rate limit does
 //	            while Redis cannot be reached
 //
-// It only parses and checks; Config makes the client.
+// and, with them, the other setting every instance must share,
+// MCP_STATE_KEY (StateKeys). It only parses and checks; Config makes the
+// client.
 package redisenv
 
 import (
@@ -104,4 +106,21 @@ func Relay(cfg mcpredis.Config, logger *slog.Logger) (mcpmw.Relay, func()) {
 		return nil, func() {}
 	}
 	return r, func() { _ = r.Close() }
+}
+
+// StateKeys reads MCP_STATE_KEY, the key ring that seals requestState
+// (mcpmw.ParseKeyRing: comma-separated hex keys, the first sealing): nil
+// when unset, so that the handler draws a random key for its process. Every
+// instance of a service must be given the same ring. The error never
+// quotes the key.
+func StateKeys(getenv func(string) string) (*mcpmw.KeyRing, error) {
+	v := getenv("MCP_STATE_KEY")
+	if v == "" {
+		return nil, nil
+	}
+	keys, err := mcpmw.ParseKeyRing(v)
+	if err != nil {
+		return nil, fmt.Errorf("MCP_STATE_KEY: %w", err)
+	}
+	return keys, nil
 }
