@@ -5,15 +5,11 @@
 # official TypeScript client against the example app
 # (scripts/interop-ts.sh; it installs Node 22 and the client into caches
 # on first use), then the official MCP conformance suite against
-# examples/conformance (scripts/conformance.sh) against one process.
-# MCPMW_CONFORMANCE_PROXY=1 adds the same suite through a round-robin proxy
-# in front of three instances sharing one redis-server
-# (scripts/conformance-proxy.sh). It is not part of the default run yet:
-# through the proxy, one legacy (2025-11-25) scenario in about every other
-# run has its event stream cut at the proxy and waits out its 30 s (see
-# README, "Running more than one instance"); a gate that fails at random
-# would block every change. MCPMW_SKIP_INTEROP_TS=1 skips the TypeScript
-# client, MCPMW_SKIP_CONFORMANCE=1 the conformance runs.
+# examples/conformance (scripts/conformance.sh) against one process and
+# through a round-robin proxy in front of three instances sharing one
+# redis-server (scripts/conformance-proxy.sh). MCPMW_SKIP_INTEROP_TS=1
+# skips the TypeScript client, MCPMW_SKIP_CONFORMANCE=1 the conformance
+# runs.
 #
 # Every part runs, whatever the one before it found, and the run ends with
 # one line for all of them (scripts/verdict.sh):
@@ -66,11 +62,9 @@ if [ -z "${MCPMW_SKIP_CONFORMANCE:-}" ]; then
   echo "== conformance"
   run "$LOGS/conformance" bash scripts/conformance.sh
   verdict_conformance "conformance scenarios (scored)" "$LOGS/conformance" "$RC"
-  if [ -n "${MCPMW_CONFORMANCE_PROXY:-}" ]; then
-    echo "== conformance through a round-robin proxy (3 instances, one Redis)"
-    run "$LOGS/conformance-proxy" bash scripts/conformance-proxy.sh
-    verdict_conformance "conformance scenarios through the proxy (scored)" "$LOGS/conformance-proxy" "$RC"
-  fi
+  echo "== conformance through a round-robin proxy (3 instances, one Redis)"
+  run "$LOGS/conformance-proxy" bash scripts/conformance-proxy.sh
+  verdict_conformance "conformance scenarios through the proxy (scored)" "$LOGS/conformance-proxy" "$RC"
 fi
 
 verdict_print

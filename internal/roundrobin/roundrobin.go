@@ -55,7 +55,20 @@ func New(backends ...string) (*Proxy, error) {
 }
 
 // ServeHTTP sends r to the next backend in rotation.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.rp.ServeHTTP(w, r) }
+//
+// It first enables full duplex: by default the HTTP/1 server drains and
+// closes the request body when the response headers are written, while
+// the transport may still be copying that body to the backend (at least
+// its last read, past Content-Length); that read then fails, and the
+// transport closes the backend connection with the response still
+// streaming (golang/go#40747). The stream is cut at random, about one
+// streamed response in a few hundred against a backend that answers at
+// once. (HTTP/2 is full duplex already and reports ErrNotSupported, which
+// is fine.)
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_ = http.NewResponseController(w).EnableFullDuplex()
+	p.rp.ServeHTTP(w, r)
+}
 
 // Served returns how many requests each backend was sent, in the order of
 // New's arguments.

@@ -3,6 +3,7 @@ package roundrobin_test
 import (
 	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,4 +118,61 @@ func TestNewRefusesBadBackends(t *testing.T) {
 		_, err := roundrobin.New(bad...)
 		assert.Error(t, err, "%q", bad)
 	}
+}
+
+// TestStreamOutlivesTheForwardedRequestBody: an event stream that starts
+// while the proxy is still forwarding the request body is neither held
+// back nor cut. Unless full duplex is enabled, the HTTP/1 server drains
+// and closes the request body when the response headers are written; the
+// transport still copying that body to the backend then reads a closed
+// body and tears the backend connection down mid-stream
+// (golang/go#40747). In the conformance run through the proxy the window
+// was the transport's last read past Content-Length against a backend
+// that answers at once, and it cut about one streamed tools/call in a few
+// hundred; here the client holds back half the body until the first
+// event, so without full duplex the headers wait on the drain and nothing
+// arrives at all.
+func TestStreamOutlivesTheForwardedRequestBody(t *testing.T) {
+	t.Parallel()
+	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The backend answers before it has the body, as a backend that
+		// streams may; it reads the body after the first event.
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Error(err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		_, _ = io.WriteString(w, "data: "+string(body)+"\n\n")
+	}))
+	t.Cleanup(sse.Close)
+	p, err := roundrobin.New(sse.URL)
+	require.NoError(t, err)
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+
+	conn, err := net.Dial("tcp", front.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\nfirst")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	line, err := events.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "data: first\n", line)
+	_, err = io.WriteString(conn, "-half")
+	require.NoError(t, err)
+	rest, err := io.ReadAll(events)
+	require.NoError(t, err, "the stream was cut at the proxy")
+	assert.Equal(t, "\ndata: first-half\n\n", string(rest), "the event written after the backend read the whole body")
 }
