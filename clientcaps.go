@@ -36,8 +36,16 @@ func checkClientCapabilities(t *Target, req *Request) *answer {
 // clientCapabilityError is the -32021 error for the first capability t
 // requires that the request's client lacks, or nil.
 func clientCapabilityError(t *Target, req *Request) *Response {
-	if len(t.RequiredClientCapabilities) == 0 || !req.revision().perRequestCapabilities() {
+	if (len(t.RequiredClientCapabilities) == 0 && !t.needsTasks) || !req.revision().perRequestCapabilities() {
 		return nil
+	}
+	if t.needsTasks && !declaresTasks(req.ClientCapabilities) {
+		name := capEcho(t.Name)
+		return &Response{Target: name, Summary: "client lacks the extension " + ExtensionTasks, Error: &Error{
+			Code:    CodeMissingRequiredClientCapability,
+			Message: capitalize(t.kind()) + " " + strconv.Quote(name) + " runs only as a task: declare the client capability extensions[\"" + ExtensionTasks + "\"]",
+			Data:    json.RawMessage(tasksRequiredData),
+		}}
 	}
 	for _, capability := range t.RequiredClientCapabilities {
 		if !hasClientCapability(req.ClientCapabilities, capability) {
@@ -99,4 +107,19 @@ func hasClientCapability(caps []byte, path string) bool {
 		val = next
 	}
 	return true
+}
+
+// tasksRequiredData is the -32021 data naming the tasks extension.
+const tasksRequiredData = `{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`
+
+// declaresTasks reports whether the capabilities object caps declares the
+// tasks extension: extensions["io.modelcontextprotocol/tasks"], an object
+// (the extension's name holds dots, so it is no dotted path).
+func declaresTasks(caps []byte) bool {
+	ms, ok := jsonwire.ObjectMembers(caps, nil)
+	if !ok {
+		return false
+	}
+	ext, ok := jsonwire.ObjectMembers(jsonwire.Lookup(ms, "extensions"), nil)
+	return ok && jsonwire.KindOf(jsonwire.Lookup(ext, ExtensionTasks)) == jsonwire.KindObject
 }

@@ -90,6 +90,9 @@ func (x *exchange) record(a *answer) CallRecord {
 		rec.Tool = rec.Target
 		rec.Arguments = x.recordArguments(rec.Target)
 	}
+	if resp.task != "" {
+		rec.Target = resp.task
+	}
 	if resp.Error != nil {
 		rec.ErrorCode = resp.Error.Code
 	}

@@ -40,6 +40,7 @@ type Handler struct {
 	inflight   runningCalls  // legacy calls a notifications/cancelled may name (cancels.go)
 	notifier   Notifier      // Options.Notifier: where Publish sends events
 	hub        *hub          // the open subscriptions/listen streams (listen.go)
+	tasks      *taskRunner   // the tasks this instance runs, and the tasks/* methods (taskrunner.go)
 	stopNotify func()        // stops hearing the Notifier; nil when nothing listens
 	closeOnce  sync.Once
 }
@@ -83,8 +84,9 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		notifier:   o.Notifier,
 		hub:        newHub(o.Logger),
 	}
+	h.tasks = newTaskRunner(o.Tasks, o.Relay, auditor, o.Observer, o.Logger, h.ad, o.ToolTimeout)
 	if o.Relay != nil {
-		h.asks, h.inflight = newRelayed(o.Relay)
+		h.asks, h.inflight = newRelayed(o.Relay, h.tasks.wake)
 	}
 	methods, listens := h.withListen(h.allMethods(reg, &o), &o)
 	h.methods = newMethodTable(methods)
@@ -146,8 +148,11 @@ func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "", h.inflight)
 	ask := &rounds{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
-		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask}
+		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask, tasks: h.tasks}
 		methods = append(methods, t.methods()...)
+		if o.Tasks != nil || reg.hasTaskTools() {
+			methods = append(methods, h.tasks.methods()...)
+		}
 	}
 	if reg != nil && len(reg.promptTable().list) > 0 {
 		p := &promptMethods{reg: reg, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask}

@@ -193,6 +193,8 @@ func checkRouting(req *Request, h http.Header, required bool) *answer {
 		field = "name"
 	case "resources/read":
 		field = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		field = "taskId"
 	default:
 		return nil
 	}

@@ -125,7 +125,11 @@ func (h *Handler) Publish(ctx context.Context, ev Event) error {
 
 // Close ends every open subscriptions/listen stream with its result (the
 // subscription ended; the client may listen again, elsewhere) and refuses
-// new ones with 503; it stops hearing the Notifier. Every other request is
+// new ones with 503; it stops hearing the Notifier. It stops taking tasks
+// (a TaskOptional call runs as a plain one, a TaskRequired one is refused)
+// and waits up to TaskOptions.Shutdown for the tasks running here to end;
+// it then cancels the rest, which fail saying that the instance shut
+// down, and returns once their ends are stored. Every other request is
 // served as before, and the handler hears Options.Relay until the Relay
 // itself is closed, so that calls still running during a shutdown receive
 // the answers relayed to them: close it after http.Server.Shutdown returns. Register it with http.Server.RegisterOnShutdown so that
@@ -140,6 +144,7 @@ func (h *Handler) Close() {
 			h.stopNotify()
 		}
 		h.hub.close()
+		h.tasks.close()
 	})
 }
 

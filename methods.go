@@ -132,6 +132,7 @@ type Target struct {
 
 	params       []headerParam // arguments mirrored in Mcp-Param-* headers (tools)
 	requiredData []byte        // the -32021 data for RequiredClientCapabilities
+	needsTasks   bool          // a TaskRequired tool: the client must declare the tasks extension
 	// found is what the built-in Target func found, for its method's
 	// handler (the tool's entry, the prompt's, the resource's or the
 	// template's with the URI's values), so that the target is looked up

@@ -111,6 +111,17 @@ type Options struct {
 	// limit beyond the client's patience.
 	ToolTimeout time.Duration
 
+	// Tasks configures the tasks extension (see TaskMode): where tasks are
+	// kept, how many run here at once, how long they live. Nil means the
+	// defaults: a store in this process's memory (for one instance; give
+	// every instance of a service the same shared store, such as the
+	// redis module's), 64 at once, one hour. Only tools whose Task is
+	// TaskOptional or TaskRequired make tasks. The extension (discover's
+	// capabilities.extensions, tasks/get, tasks/update, tasks/cancel) is
+	// served when Tasks is set or the Registry holds such a tool when New
+	// is called: set Tasks when such tools are added only later.
+	Tasks *TaskOptions
+
 	// LegacySessionIDs makes the legacy initialize answer carry a random
 	// Mcp-Session-Id. The handler never stores, reads or checks it: every
 	// request is still answered on its own. Some legacy clients expect an id

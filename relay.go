@@ -63,10 +63,10 @@ type relayedCalls struct {
 
 // newRelayed returns the waiters and calls of an instance on r, which
 // hears r for as long as r is open (see Handler.Close).
-func newRelayed(r Relay) (*relayedAsks, *relayedCalls) {
+func newRelayed(r Relay, wakeTask func(id string)) (*relayedAsks, *relayedCalls) {
 	self := r.ID()
 	asks, calls := &relayedAsks{r: r, self: self}, &relayedCalls{r: r, self: self}
-	r.Receive(func(payload []byte) { heard(asks, calls, payload) })
+	r.Receive(func(payload []byte) { heard(asks, calls, wakeTask, payload) })
 	return asks, calls
 }
 
@@ -83,6 +83,7 @@ type relayMessage struct {
 	Code    int             `json:"code,omitempty"`
 	Message string          `json:"message,omitempty"`
 	Failed  bool            `json:"failed,omitempty"` // the answer is an error (Code, Message)
+	Task    string          `json:"task,omitempty"`   // the task whose state changed (tasks/update, tasks/cancel): its owner rereads it
 }
 
 // add registers a waiter here under an id naming this instance: the
@@ -139,8 +140,10 @@ func (rl *relayedCalls) cancelCalls(ctx context.Context, key flightKey) int {
 
 // heard acts on a payload another instance sent here: an answer goes to
 // its waiter, when it is the same caller's; a cancellation cancels the
-// caller's calls with that id. Anything else is dropped.
-func heard(asks *relayedAsks, calls *relayedCalls, payload []byte) {
+// caller's calls with that id; a task's change wakes the task, when it
+// runs here (which rereads it from the store: the payload is trusted for
+// nothing). Anything else is dropped.
+func heard(asks *relayedAsks, calls *relayedCalls, wakeTask func(string), payload []byte) {
 	var m relayMessage
 	if json.Unmarshal(payload, &m) != nil {
 		return
@@ -154,5 +157,7 @@ func heard(asks *relayedAsks, calls *relayedCalls, payload []byte) {
 		asks.local.deliver(context.Background(), m.Answer, m.Caller, a)
 	case m.Cancel != "" && m.From != calls.self:
 		calls.local.cancelCalls(context.Background(), flightKey{callerID: m.Caller, requestID: m.Cancel})
+	case m.Task != "":
+		wakeTask(m.Task)
 	}
 }

@@ -43,6 +43,9 @@ type Response struct {
 	// checked or copied (a tools/list page is shared by every caller who
 	// sees it). Results from elsewhere are checked and completed.
 	encoded bool
+	// task names the task the request created or acted on: its record's
+	// Target (a tools/call's record keeps the tool as its Tool).
+	task string
 }
 
 // ResultResponse returns a Response whose result is v encoded as JSON (a

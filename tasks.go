@@ -74,6 +74,9 @@ type Task struct {
 	ID       string // 128 random bits, base64url: the task's only name, so unguessable
 	CallerID string // the creating caller's (Caller.ID): only it may see or touch the task
 	Tool     string // the tool called
+	// Permission is the tool's: every tasks/get, tasks/update and
+	// tasks/cancel checks that the caller still holds it.
+	Permission Permission
 
 	Status        TaskStatus
 	StatusMessage string

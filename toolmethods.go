@@ -2,6 +2,7 @@ package mcpmw
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -15,6 +16,7 @@ type toolMethods struct {
 	ttl      time.Duration
 	ad       *advertisement // for serverInfo in results
 	pages    listPages[*entry]
+	tasks    *taskRunner // runs the calls that become tasks
 }
 
 // methods returns the tools capability's methods.
@@ -60,21 +62,53 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 	if resp != nil {
 		return resp
 	}
-	res, err := t.run(ctx, req, e)
+	if e.Prepare != nil {
+		if resp := t.prepare(ctx, req, target, rnd); resp != nil {
+			return resp
+		}
+	}
+	if resp := t.tasks.start(ctx, req, e, rnd); resp != nil {
+		return resp // the call is a task now
+	}
+	res, err := runTool(ctx, e, req.Caller, req.Param("arguments"), t.timeout)
 	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient { // a cancelled tool answers isError, below
 		return clientGone(ctx, e.Name)
 	}
 	if resp, asked := t.rounds.inputRequired(req, target, rnd, err); asked {
 		return resp
 	}
-	if err != nil {
-		return t.toolError(req, e.Name, e.redact != nil, err)
+	return toolAnswer(req.revision(), e, res, err, t.ad.serverMeta)
+}
+
+// prepare runs the tool's Prepare in the call: nil when it returns nil,
+// otherwise the call's answer (its questions, or its error as Call's).
+func (t *toolMethods) prepare(ctx context.Context, req *Request, target *Target, rnd *round) *Response {
+	e := target.found.(*entry)
+	err := e.Prepare(ctx, req.Caller, NewArgs(req.Param("arguments")))
+	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient {
+		return clientGone(ctx, e.Name)
 	}
-	body, err := encodeToolResult(&res, req.revision(), t.ad.serverMeta)
+	if resp, asked := t.rounds.inputRequired(req, target, rnd, err); asked {
+		return resp
+	}
+	if err != nil {
+		return toolError(req.revision(), t.ad.serverMeta, e.Name, e.redact != nil, err)
+	}
+	return nil
+}
+
+// toolAnswer is the answer to a call of e whose tool returned res and
+// err (asking nothing of the client): the result encoded for revision
+// v, or err as toolError says.
+func toolAnswer(v revision, e *entry, res ToolResult, err error, serverMeta []byte) *Response {
+	if err != nil {
+		return toolError(v, serverMeta, e.Name, e.redact != nil, err)
+	}
+	body, err := encodeToolResult(&res, v, serverMeta)
 	if err != nil {
 		return internalError(e.Name, err, "tool failed: its result cannot be sent: "+capEcho(err.Error()))
 	}
-	resp = &Response{Result: body, Target: e.Name, Summary: "ok", encoded: true}
+	resp := &Response{Result: body, Target: e.Name, Summary: "ok", encoded: true}
 	if res.IsError {
 		resp.Outcome = OutcomeError
 		resp.Summary = "tool reported an error: " + capEcho(res.AllText())
@@ -85,20 +119,21 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 // errToolTimeout is the cause of a tool's context when its time is up.
 var errToolTimeout = errors.New("mcpmw: tool timeout")
 
-// run calls the tool with its deadline. A tool the client cancelled
-// (notifications/cancelled, legacy) or that ran out of time answers an
-// isError result saying so.
-func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResult, error) {
+// runTool calls the tool of e with its deadline (its own Timeout, else
+// fallback). A tool the client cancelled (notifications/cancelled,
+// legacy; tasks/cancel) or that ran out of time answers an isError
+// result saying so.
+func runTool(ctx context.Context, e *entry, c Caller, args json.RawMessage, fallback time.Duration) (ToolResult, error) {
 	limit := e.Timeout
 	if limit == 0 {
-		limit = t.timeout
+		limit = fallback
 	}
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, limit, errToolTimeout)
 		defer cancel()
 	}
-	res, err := e.Call(ctx, req.Caller, NewArgs(req.Param("arguments")))
+	res, err := e.Call(ctx, c, NewArgs(args))
 	switch context.Cause(ctx) {
 	case errToolTimeout:
 		return ErrorResult("The tool %q did not finish within %v and was stopped. Try again with a smaller request.", e.Name, limit), nil
@@ -111,7 +146,7 @@ func (t *toolMethods) run(ctx context.Context, req *Request, e *entry) (ToolResu
 // toolError turns an error returned by a tool into its Response. For a
 // tool with sensitive arguments (redact), an argument error quoting a
 // value is answered and recorded with the value redacted.
-func (t *toolMethods) toolError(req *Request, tool string, redact bool, err error) *Response {
+func toolError(v revision, serverMeta []byte, tool string, redact bool, err error) *Response {
 	var ae *ArgError
 	var je *Error
 	var ke *AskError
@@ -119,11 +154,11 @@ func (t *toolMethods) toolError(req *Request, tool string, redact bool, err erro
 	case errors.As(err, &ae):
 		text := ae.text(redact)
 		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", text)
-		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
+		body, _ := encodeToolResult(&res, v, serverMeta) // text only: cannot fail
 		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(text), encoded: true}
 	case errors.As(err, &ke):
-		res := ErrorResult("%s", ke.Error())                               // the client's words in it are capped
-		body, _ := encodeToolResult(&res, req.revision(), t.ad.serverMeta) // text only: cannot fail
+		res := ErrorResult("%s", ke.Error())             // the client's words in it are capped
+		body, _ := encodeToolResult(&res, v, serverMeta) // text only: cannot fail
 		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ke.Error()), encoded: true}
 	case errors.As(err, &je):
 		return &Response{Error: je, Target: tool, Summary: capEcho(je.Message)}

@@ -60,7 +60,20 @@ type Tool struct {
 	// are not checked.
 	RequiredClientCapabilities []string
 	// Timeout bounds one call of the tool, overriding Options.ToolTimeout.
+	// A task's every run has the same bound.
 	Timeout time.Duration
+	// Task says whether calls may become tasks (see TaskMode): run in the
+	// background, their status and result polled with tasks/get. The
+	// default, TaskNever, answers every call when it is done.
+	Task TaskMode
+	// Prepare, when set, runs first on every call, in the request itself:
+	// what the tool must have before its work starts, and before a call
+	// becomes a task (a confirmation, arguments checked). Its Asks are
+	// rounds of the call (input_required on 2026-07-28, questions on the
+	// event stream on the legacy revisions), and Call's Ask finds their
+	// answers. An error it returns ends the call as one from Call would,
+	// and no task is created.
+	Prepare func(ctx context.Context, c Caller, args *Args) error
 	// Call runs the tool. It returns a result, or an error:
 	//   - an *ArgError (as from Args.Err) becomes an isError result naming
 	//     the argument, so the model can correct itself;
@@ -195,6 +208,9 @@ func prepare(t Tool) *entry {
 	if t.Permission == "" {
 		panic(fmt.Sprintf("mcpmw: tool %q has no Permission; name one that every permitted caller has", t.Name))
 	}
+	if t.Task > TaskRequired {
+		panic(fmt.Sprintf("mcpmw: tool %q: Task is %d, not a TaskMode (TaskNever, TaskOptional, TaskRequired)", t.Name, t.Task))
+	}
 	if t.Call == nil {
 		panic(fmt.Sprintf("mcpmw: tool %q has no Call func", t.Name))
 	}
@@ -225,6 +241,7 @@ func prepare(t Tool) *entry {
 	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
 		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in, red)}}
 	e.target.found = e
+	e.target.needsTasks = t.Task == TaskRequired
 	if len(t.RequiredClientCapabilities) > 0 {
 		e.target.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
 	}
@@ -309,4 +326,14 @@ func appendToolDef(dst []byte, t *Tool, v revision, outObject bool) []byte {
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
+}
+
+// hasTaskTools reports whether a tool registered now may become a task.
+func (r *Registry) hasTaskTools() bool {
+	for _, e := range r.table().list {
+		if e.Task != TaskNever {
+			return true
+		}
+	}
+	return false
 }

@@ -38,7 +38,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) mcpmw.TaskStore) {
 // newTask returns a working task owned by "instance-1", created now.
 func newTask(id string, now time.Time) *mcpmw.Task {
 	return &mcpmw.Task{
-		ID: id, CallerID: "alice", Tool: "export", Status: mcpmw.TaskWorking,
+		ID: id, CallerID: "alice", Tool: "export", Permission: "read", Status: mcpmw.TaskWorking,
 		Created: now, Updated: now, TTL: time.Hour, PollInterval: time.Second,
 		Owner: "instance-1", LeaseUntil: now.Add(10 * time.Second),
 	}

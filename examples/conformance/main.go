@@ -121,6 +121,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 	reg.AddTools(tools()...)
 	reg.AddTools(askTools()...)
 	reg.AddTools(listenTools(dyn)...)
+	reg.AddTools(taskTools()...)
 	reg.AddResources(resources()...)
 	reg.AddResourceTemplates(templates()...)
 	reg.AddPrompts(prompts()...)

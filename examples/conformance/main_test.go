@@ -72,7 +72,7 @@ func TestToolsList(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &out))
 	listed := out.Result.Tools
-	require.Len(t, listed, len(tools())+len(askTools())+len(listenTools(newDynamics(nil))))
+	require.Len(t, listed, len(tools())+len(askTools())+len(listenTools(newDynamics(nil)))+len(taskTools()))
 	// http-header-validation calls the first listed tool with {}.
 	assert.Equal(t, "test_simple_text", listed[0].Name)
 	for _, tool := range listed {
