@@ -151,7 +151,7 @@ func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask, tasks: h.tasks}
 		methods = append(methods, t.methods()...)
 		if o.Tasks != nil || reg.hasTaskTools() {
-			methods = append(methods, h.tasks.methods()...)
+			methods = append(methods, h.tasks.serve()...)
 		}
 	}
 	if reg != nil && len(reg.promptTable().list) > 0 {

@@ -148,7 +148,7 @@ func (r *taskRunner) get(ctx context.Context, req *Request) *Response {
 	case TaskFailed:
 		dst = append(append(dst, `,"error":`...), t.Error...)
 	}
-	return &Response{Result: closeResult(dst, rev20260728, r.ad.serverMeta), Target: t.ID, task: t.ID, Summary: "task " + string(t.Status), encoded: true}
+	return &Response{Result: closeResult(dst, rev20260728, r.ad.serverMeta), Target: t.ID, task: t.ID, Summary: "status " + string(t.Status), encoded: true}
 }
 
 // update answers tasks/update: the answers to questions outstanding are

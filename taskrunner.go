@@ -167,7 +167,6 @@ func (r *taskRunner) create(ctx context.Context, call *taskCall, answers map[str
 	if err := r.store.Create(ctx, t); err != nil {
 		return nil, err
 	}
-	r.startReaper()
 	rt := &runningTask{answered: make(chan struct{}, 1), poked: make(chan struct{}, 1)}
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	runCtx, stopTTL := context.WithDeadlineCause(runCtx, t.Created.Add(t.TTL), errTaskExpired)
@@ -234,6 +233,9 @@ func (r *taskRunner) run(ctx context.Context, rt *runningTask, t *Task, call *ta
 	defer cancel()
 	_, changed, err := r.store.Update(store, t.ID, u)
 	switch {
+	case errors.Is(err, ErrTaskNotFound):
+		// Past its TTL, the store forgot it as the run ended (the TTL
+		// stops the run): the end is recorded all the same.
 	case err != nil:
 		r.logger.LogAttrs(store, slog.LevelError, "mcpmw: a task's end could not be stored", slog.String("task", t.ID), slog.Any("error", err))
 		return // the lease ends, and an instance reaps it
@@ -489,9 +491,17 @@ type TaskObserver interface {
 	EndTask(ctx context.Context, rec CallRecord)
 }
 
-// startReaper starts, once, the loop that fails the tasks of a shared
-// store whose instance died (their lease ended): with the memory store
-// every task runs here, and its lease is renewed or it has ended.
+// serve returns the tasks extension's methods and starts, once, the loop
+// that fails the tasks of a shared store whose instance died (their lease
+// ended), on every instance, whether or not it runs tasks of its own: with
+// the memory store every task runs here, and its lease is renewed or it
+// has ended, so none is started.
+func (r *taskRunner) serve() []Method {
+	r.startReaper()
+	return r.methods()
+}
+
+// startReaper starts the reaper of a shared store, once.
 func (r *taskRunner) startReaper() {
 	if !r.shared {
 		return
