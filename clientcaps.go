@@ -116,10 +116,11 @@ const tasksRequiredData = `{"requiredCapabilities":{"extensions":{"` + Extension
 // tasks extension: extensions["io.modelcontextprotocol/tasks"], an object
 // (the extension's name holds dots, so it is no dotted path).
 func declaresTasks(caps []byte) bool {
-	ms, ok := jsonwire.ObjectMembers(caps, nil)
+	var buf [8]jsonwire.Member // a client declares a handful: no allocation
+	ms, ok := jsonwire.ObjectMembers(caps, buf[:0])
 	if !ok {
 		return false
 	}
-	ext, ok := jsonwire.ObjectMembers(jsonwire.Lookup(ms, "extensions"), nil)
+	ext, ok := jsonwire.ObjectMembers(jsonwire.Lookup(ms, "extensions"), ms[len(ms):])
 	return ok && jsonwire.KindOf(jsonwire.Lookup(ext, ExtensionTasks)) == jsonwire.KindObject
 }

@@ -126,7 +126,11 @@ func (r *taskRunner) get(ctx context.Context, req *Request) *Response {
 	if resp != nil {
 		return resp
 	}
-	dst := appendTask(openResult(nil, rev20260728), t)
+	size := 256 + len(t.StatusMessage) + len(t.Result) + len(t.Error) + len(r.ad.serverMeta)
+	for k, q := range t.InputRequests {
+		size += len(k) + len(q) + 4
+	}
+	dst := appendTask(openResult(make([]byte, 0, size), rev20260728), t)
 	switch t.Status {
 	case TaskInputRequired:
 		dst = append(dst, `,"inputRequests":{`...)
@@ -148,7 +152,7 @@ func (r *taskRunner) get(ctx context.Context, req *Request) *Response {
 	case TaskFailed:
 		dst = append(append(dst, `,"error":`...), t.Error...)
 	}
-	return &Response{Result: closeResult(dst, rev20260728, r.ad.serverMeta), Target: t.ID, task: t.ID, Summary: "status " + string(t.Status), encoded: true}
+	return &Response{Result: closeResult(dst, rev20260728, r.ad.serverMeta), Target: t.ID, task: t.ID, Summary: statusSummary(t.Status), encoded: true}
 }
 
 // update answers tasks/update: the answers to questions outstanding are
@@ -244,3 +248,20 @@ func appendTask(dst []byte, t *Task) []byte {
 // isoMillis is the ISO 8601 form of a task's times, in UTC to the
 // millisecond.
 const isoMillis = "2006-01-02T15:04:05.000Z"
+
+// statusSummary is the record's summary of a tasks/get answering status s.
+func statusSummary(s TaskStatus) string {
+	switch s {
+	case TaskWorking:
+		return "status working"
+	case TaskInputRequired:
+		return "status input_required"
+	case TaskCompleted:
+		return "status completed"
+	case TaskFailed:
+		return "status failed"
+	case TaskCancelled:
+		return "status cancelled"
+	}
+	return "status " + capEcho(string(s)) // a store of the application's
+}
