@@ -243,8 +243,27 @@ func (r *taskRunner) run(ctx context.Context, rt *runningTask, t *Task, call *ta
 		return // ended elsewhere (reaped): that instance made the record
 	}
 	rec := r.endRecord(t, call, resp, status, start)
-	r.auditor.Audit(context.WithoutCancel(ctx), rec)
-	end(rec)
+	r.report(context.WithoutCancel(ctx), rec, end)
+}
+
+// report hands the record of a task's end to the Auditor, then to end
+// (the Observer's), each guarded: on a task's goroutine no handler is
+// above to recover a hook's panic, which must not take the process down.
+func (r *taskRunner) report(ctx context.Context, rec CallRecord, end func(CallRecord)) {
+	for _, hook := range []struct {
+		name string
+		call func()
+	}{{"auditor", func() { r.auditor.Audit(ctx, rec) }}, {"observer", func() { end(rec) }}} {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					r.logger.LogAttrs(ctx, slog.LevelError, "mcpmw: "+hook.name+" panicked on a task's end",
+						slog.Any("panic", v), slog.Any("record", rec), slog.String("stack", string(debug.Stack())))
+				}
+			}()
+			hook.call()
+		}()
+	}
 }
 
 // rounds runs the tool as often as it asks: each time it ends by asking,
@@ -471,7 +490,16 @@ func (r *taskRunner) observeStart(ctx context.Context, t *Task, call *taskCall, 
 	if !ok {
 		return ctx, func(CallRecord) {}
 	}
-	runCtx := obs.StartTask(ctx, call.created, t, start)
+	runCtx := ctx
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				r.logger.LogAttrs(ctx, slog.LevelError, "mcpmw: observer panicked as a task started", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+				runCtx = ctx
+			}
+		}()
+		runCtx = obs.StartTask(ctx, call.created, t, start)
+	}()
 	return runCtx, func(rec CallRecord) { obs.EndTask(runCtx, rec) }
 }
 
@@ -542,8 +570,9 @@ func (r *taskRunner) reap() {
 		if err != nil || !changed {
 			continue
 		}
-		r.auditor.Audit(ctx, CallRecord{Time: now, Method: "tools/call", Target: t.ID, Tool: t.Tool, ProtocolVersion: LatestVersion,
-			Status: 200, Outcome: OutcomeError, ErrorCode: CodeInternalError, Summary: "task failed: the instance running it (" + capEcho(t.Owner) + ") stopped"})
+		r.report(ctx, CallRecord{Time: now, Method: "tools/call", Target: t.ID, Tool: t.Tool, ProtocolVersion: LatestVersion,
+			Status: 200, Outcome: OutcomeError, ErrorCode: CodeInternalError, Summary: "task failed: the instance running it (" + capEcho(t.Owner) + ") stopped"},
+			func(CallRecord) {})
 	}
 }
 

@@ -904,3 +904,41 @@ func TestTaskExtensionIsAdvertisedWhenServed(t *testing.T) {
 	assert.Contains(t, discover(e.h), `"extensions":{"io.modelcontextprotocol/tasks":{}}`)
 	assert.NotContains(t, discover(e.h), `"tasks":{`, "no capabilities.tasks of the 2025-11-25 draft")
 }
+
+// panickyObserver panics in every hook a task calls.
+type panickyObserver struct{}
+
+func (panickyObserver) Serve(ctx context.Context, _ *mcpmw.Request, _ time.Time) context.Context {
+	return ctx
+}
+func (panickyObserver) Done(context.Context, *http.Request, *mcpmw.Request, mcpmw.CallRecord) {}
+func (panickyObserver) StartTask(context.Context, context.Context, *mcpmw.Task, time.Time) context.Context {
+	panic("observer start")
+}
+func (panickyObserver) EndTask(context.Context, mcpmw.CallRecord) { panic("observer end") }
+
+func TestTaskHooksThatPanicDoNotReachTheProcess(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	close(release)
+	var audited atomic.Int32
+	var reg mcpmw.Registry
+	reg.AddTools(gatedTool("export", release, mcpmw.TaskOptional, nil))
+	log := &syncBuffer{}
+	audit := mcpmw.AuditFunc(func(_ context.Context, rec mcpmw.CallRecord) {
+		if strings.HasPrefix(rec.Summary, "task completed") {
+			audited.Add(1)
+			panic("auditor")
+		}
+	})
+	h := mcpmw.New(&reg, taskUsers, audit, &mcpmw.Options{Observer: panickyObserver{}, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	t.Cleanup(h.Close)
+	e := &taskEnv{h: h}
+	id := e.create(t, "alice", "export", "")
+	e.until(t, id, "completed")
+	require.Eventually(t, func() bool {
+		return audited.Load() == 1 && strings.Contains(log.String(), "observer panicked on a task's end")
+	}, 5*time.Second, 5*time.Millisecond, "the end is still recorded and observed, each panic logged: %s", log)
+	assert.Contains(t, log.String(), "auditor panicked on a task's end")
+	assert.Contains(t, log.String(), "observer panicked as a task started")
+}
