@@ -942,3 +942,42 @@ func TestTaskHooksThatPanicDoNotReachTheProcess(t *testing.T) {
 	assert.Contains(t, log.String(), "auditor panicked on a task's end")
 	assert.Contains(t, log.String(), "observer panicked as a task started")
 }
+
+// brokenStore panics on updates after the first n, and reads nothing.
+type brokenStore struct {
+	mcpmw.TaskStore
+	mode string
+}
+
+func (b brokenStore) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (*mcpmw.Task, bool, error) {
+	if b.mode == "panic" {
+		panic("the store broke")
+	}
+	return nil, false, nil
+}
+
+func (b brokenStore) Get(ctx context.Context, id string) (*mcpmw.Task, error) {
+	if b.mode == "panic" {
+		panic("the store broke")
+	}
+	return nil, nil
+}
+
+func TestTaskStoreThatFailsItsContract(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"panic", "nil"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			close(release)
+			e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: brokenStore{mcpmw.NewMemoryTaskStore(), mode}, Lease: 30 * time.Millisecond}},
+				gatedTool("export", release, mcpmw.TaskOptional, nil))
+			id := e.create(t, "alice", "export", "") // Create works
+			r := e.get(t, "alice", id)
+			require.NotNil(t, r.Error, r.Raw)
+			assert.Equal(t, mcpmw.CodeInternalError, r.Error.Code, "a store that breaks its contract is the server's fault")
+			time.Sleep(100 * time.Millisecond) // the run ends, the lease is renewed and the reaper runs, against the broken store
+			assert.Contains(t, e.log.String(), "the TaskStore", "and the log says which")
+		})
+	}
+}
