@@ -18,6 +18,14 @@ const (
 	// accepted (a notification or client response, answered 202); the
 	// CallRecord's Outcome.
 	OutcomeKey = attribute.Key("mcpmw.outcome")
+	// TaskIDKey is the id of the task a span is about: the task a
+	// tools/call became, the one a tasks/get, tasks/update or tasks/cancel
+	// names, or the one whose run the span is. On spans only: every task
+	// has its own.
+	TaskIDKey = attribute.Key("mcpmw.task.id")
+	// TaskStatusKey is the status a task's run ended in: completed
+	// (isError or not: see error.type), failed or cancelled.
+	TaskStatusKey = attribute.Key("mcpmw.task.status")
 )
 
 // other stands for a value outside the known set, as in the semantic
@@ -29,11 +37,19 @@ const other = "_OTHER"
 // what Serve reads from the request itself (see startAttributes).
 const maxValue = 100
 
+// taskMethods are the methods of the tasks extension (SEP-2663), each
+// naming a task by params.taskId.
+var taskMethods = map[string]bool{"tasks/get": true, "tasks/update": true, "tasks/cancel": true}
+
 // knownMethods are the MCP methods whose names are recorded as sent even
 // when the handler did not dispatch them: those of the semantic
-// conventions' mcp.method.name, and those 2026-07-28 added.
+// conventions' mcp.method.name, those 2026-07-28 added, and those of the
+// tasks extension.
 var knownMethods = func() map[string]bool {
 	m := map[string]bool{"server/discover": true, "subscriptions/listen": true, "notifications/elicitation/complete": true}
+	for name := range taskMethods {
+		m[name] = true
+	}
 	for _, kv := range []attribute.KeyValue{
 		semconv.McpMethodNameCompletionComplete, semconv.McpMethodNameElicitationCreate,
 		semconv.McpMethodNameInitialize, semconv.McpMethodNameLoggingSetLevel,
@@ -82,13 +98,14 @@ type started struct {
 }
 
 // startAttributes are the attributes a dispatched request's span starts
-// with, for samplers: its method and, for tools/call, the tool. Each is
-// bounded before it reaches the span, its name included: the method is
-// one the handler routed (or MCP defines) or _OTHER; the revision one it
-// served; the tool name is the client's, which the handler found for a
-// request but not for a notification (sent without an id, it skips the
-// gate), so it is capped as the record caps it, and the span starts with
-// what Done gives it.
+// with, for samplers: its method and, for tools/call, the tool, for a
+// tasks/* method, the task. Each is bounded before it reaches the span,
+// its name included: the method is one the handler routed (or MCP
+// defines) or _OTHER; the revision one it served; the tool name is the
+// client's, which the handler found for a request but not for a
+// notification (sent without an id, it skips the gate), so it is capped
+// as the record caps it, and the span starts with what Done gives it; the
+// task id is the client's too, capped the same way.
 func startAttributes(req *mcpmw.Request) started {
 	s := started{method: capClient(method(req.Method, !req.IsNotification()))}
 	s.list = append(s.list, semconv.McpMethodNameKey.String(s.method))
@@ -96,6 +113,9 @@ func startAttributes(req *mcpmw.Request) started {
 		s.tool, _ = req.StringParam("name")
 		s.tool = capClient(s.tool)
 		s.list = append(s.list, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(s.tool))
+	}
+	if id, ok := req.StringParam("taskId"); ok && taskMethods[req.Method] {
+		s.list = append(s.list, TaskIDKey.String(capClient(id)))
 	}
 	if req.Version != "" {
 		s.list = append(s.list, semconv.McpProtocolVersion(capClient(req.Version)))
@@ -154,6 +174,9 @@ func recordAttributes(rec mcpmw.CallRecord, s *served) recorded {
 			r.metric = append(r.metric, semconv.GenAIToolName(rec.Tool))
 		}
 	}
+	if id := taskID(rec); id != "" {
+		r.span = append(r.span, TaskIDKey.String(id))
+	}
 	if id := requestID(rec.RequestID); id != "" {
 		r.span = append(r.span, semconv.JSONRPCRequestID(id))
 	}
@@ -172,6 +195,20 @@ func recordAttributes(rec mcpmw.CallRecord, s *served) recorded {
 		r.span = append(r.span, semconv.ClientAddress(capClient(rec.ClientIP)))
 	}
 	return r
+}
+
+// taskID is the task a request's record names, "" for none: the one a
+// tasks/* request named, or the task a tools/call became, whose record
+// names the task as its Target and the tool as its Tool (a call that ran
+// has the tool as both).
+func taskID(rec mcpmw.CallRecord) string {
+	switch {
+	case taskMethods[rec.Method]:
+		return rec.Target
+	case rec.Method == "tools/call" && rec.Tool != "" && rec.Target != rec.Tool:
+		return rec.Target
+	}
+	return ""
 }
 
 // toolExists reports whether a tools/call's tool is one the registry has:

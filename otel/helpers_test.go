@@ -29,10 +29,20 @@ type perms []mcpmw.Permission
 
 func (p perms) Can(x mcpmw.Permission) bool { return slices.Contains(p, x) }
 
-// authn admits "Bearer reader" with the read permission.
+// owner is a caller with an identity (CallerID), as a task's creator
+// must have.
+type owner struct{ perms }
+
+func (owner) CallerID() string { return "owner" }
+
+// authn admits "Bearer reader" with the read permission, and "Bearer
+// owner" with the read permission and an identity.
 var authn = mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
-	if r.Header.Get("Authorization") == "Bearer reader" {
+	switch r.Header.Get("Authorization") {
+	case "Bearer reader":
 		return perms{"read"}, nil
+	case "Bearer owner":
+		return owner{perms{"read"}}, nil
 	}
 	return nil, errors.New("no such token")
 })
@@ -90,11 +100,27 @@ type harness struct {
 	seen    toolSeen
 }
 
-// recordingObserver keeps the records Done is given, then passes them on.
+// recordingObserver keeps the records Done and EndTask are given, then
+// passes them on.
 type recordingObserver struct {
 	*mcpotel.Observer
 	mu   sync.Mutex
 	recs []mcpmw.CallRecord
+	ends []mcpmw.CallRecord
+}
+
+func (o *recordingObserver) EndTask(ctx context.Context, rec mcpmw.CallRecord) {
+	o.mu.Lock()
+	o.ends = append(o.ends, rec)
+	o.mu.Unlock()
+	o.Observer.EndTask(ctx, rec)
+}
+
+// taskEnds returns the records EndTask was given.
+func (o *recordingObserver) taskEnds() []mcpmw.CallRecord {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.ends)
 }
 
 func (o *recordingObserver) Done(ctx context.Context, r *http.Request, req *mcpmw.Request, rec mcpmw.CallRecord) {
@@ -138,6 +164,7 @@ func newHarnessOf(t *testing.T, fill func(x *harness, reg *mcpmw.Registry)) *har
 			return x.limited.Load()
 		}),
 	})
+	t.Cleanup(x.h.Close) // no task outlives the test
 	return x
 }
 
@@ -151,22 +178,33 @@ func (x *harness) serve(r *http.Request) int {
 // collect returns the data points of mcp.server.operation.duration.
 func (x *harness) collect(t *testing.T) (metricdata.Metrics, []metricdata.HistogramDataPoint[float64]) {
 	t.Helper()
+	return x.collectOf(t, "mcp.server.operation.duration")
+}
+
+// collectOf returns the data points of the histogram name.
+func (x *harness) collectOf(t *testing.T, name string) (metricdata.Metrics, []metricdata.HistogramDataPoint[float64]) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := x.metrics.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if m.Name == "mcp.server.operation.duration" {
+			if m.Name == name {
 				return m, m.Data.(metricdata.Histogram[float64]).DataPoints
 			}
 		}
 	}
-	t.Fatal("no mcp.server.operation.duration")
+	t.Fatal("no " + name)
 	return metricdata.Metrics{}, nil
 }
 
-const meta26 = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+// noCaps and tasksCaps are client capabilities: none, and the tasks
+// extension.
+const (
+	noCaps    = `{}`
+	tasksCaps = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+)
 
 // post builds a POST with the reader's token and hdr as name, value pairs
 // (an empty value deletes the header).
@@ -185,15 +223,22 @@ func post(body string, hdr ...string) *http.Request {
 	return r
 }
 
-// modern builds a 2026-07-28 request; extraMeta is added to params._meta.
+// modern builds a 2026-07-28 request from a client declaring no
+// capabilities; extraMeta is added to params._meta.
 func modern(id, method, params, extraMeta string, hdr ...string) *http.Request {
+	return modernWith(noCaps, id, method, params, extraMeta, hdr...)
+}
+
+// modernWith is modern from a client declaring the capabilities caps.
+func modernWith(caps, id, method, params, extraMeta string, hdr ...string) *http.Request {
 	if params != "" {
 		params += ","
 	}
 	if extraMeta != "" {
 		extraMeta = "," + extraMeta
 	}
-	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + params + `"_meta":{` + meta26 + extraMeta + `}}}`
+	meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps
+	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + params + `"_meta":{` + meta + extraMeta + `}}}`
 	h := []string{"MCP-Protocol-Version", mcpmw.LatestVersion, "Mcp-Method", method}
 	return post(body, append(h, hdr...)...)
 }

@@ -26,16 +26,20 @@ const ScopeName = "github.com/mcpmw/mcpmw/otel"
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 // An Observer is an mcpmw.Observer that records one span and one duration
-// measurement for every request a Handler receives. Make one with
+// measurement for every request a Handler receives, and an
+// mcpmw.TaskObserver that records one span and one duration measurement
+// for every run of a task (see the package documentation). Make one with
 // NewObserver; it is safe for concurrent use, and one Observer may serve
 // several Handlers.
 type Observer struct {
-	tracer   trace.Tracer
-	prop     propagation.TextMapPropagator
-	duration metric.Float64Histogram
+	tracer       trace.Tracer
+	prop         propagation.TextMapPropagator
+	duration     metric.Float64Histogram
+	taskDuration metric.Float64Histogram // see tasks.go
 }
 
-var _ mcpmw.Observer = (*Observer)(nil)
+// An Observer sees the runs of tasks too, with no wiring of its own.
+var _ mcpmw.TaskObserver = (*Observer)(nil)
 
 // An Option configures NewObserver.
 type Option func(*config)
@@ -91,9 +95,10 @@ func NewObserver(opts ...Option) *Observer {
 		otel.Handle(err)
 	}
 	return &Observer{
-		tracer:   c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		prop:     c.prop,
-		duration: d.Inst(),
+		tracer:       c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		prop:         c.prop,
+		duration:     d.Inst(),
+		taskDuration: newTaskDuration(meter),
 	}
 }
 
@@ -106,9 +111,12 @@ type served struct {
 	ended        atomic.Bool
 }
 
-type ctxKey struct{}
+// ctxKey is the type of the keys under which an Observer leaves values in
+// a context. It has a field so that two keys are never equal: pointers to
+// distinct zero-size values may be.
+type ctxKey struct{ name string }
 
-var servedKey = &ctxKey{}
+var servedKey = &ctxKey{"served"}
 
 // Serve starts the request's span, at start, as a child of the trace
 // context in params._meta or else the ambient one (see the package
