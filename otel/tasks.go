@@ -69,9 +69,7 @@ func (o *Observer) StartTask(ctx, created context.Context, t *mcpmw.Task, start 
 	if link := trace.LinkFromContext(created); link.SpanContext.IsValid() {
 		opts = append(opts, trace.WithLinks(link))
 	}
-	if b := baggage.FromContext(created); b.Len() > 0 {
-		ctx = baggage.ContextWithBaggage(ctx, b)
-	}
+	ctx = baggage.ContextWithBaggage(ctx, baggage.FromContext(created))
 	ctx, span := o.tracer.Start(ctx, taskSpanName(t.Tool), opts...)
 	return context.WithValue(ctx, taskRunKey, &taskRun{span: span})
 }
