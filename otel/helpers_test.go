@@ -76,16 +76,21 @@ func tools(seen *toolSeen) []mcpmw.Tool {
 			}},
 		{Name: "panics", Description: "Panics.", Permission: "read",
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { panic("tool exploded") }},
-		{Name: "traced", Description: "Starts its own span.", Permission: "read",
-			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
-				_, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("tool").Start(ctx, "query orders")
-				defer span.End()
-				seen.mu.Lock()
-				defer seen.mu.Unlock()
-				seen.span = span.SpanContext()
-				seen.baggage = baggage.FromContext(ctx).Member("user").Value()
-				return mcpmw.TextResult("ok"), nil
-			}},
+		{Name: "traced", Description: "Starts its own span.", Permission: "read", Call: traced(seen)},
+	}
+}
+
+// traced is the Call of a tool that starts a span of its own, "query
+// orders", from its context, and notes that span and the baggage it sees.
+func traced(seen *toolSeen) func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+	return func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+		_, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("tool").Start(ctx, "query orders")
+		defer span.End()
+		seen.mu.Lock()
+		defer seen.mu.Unlock()
+		seen.span = span.SpanContext()
+		seen.baggage = baggage.FromContext(ctx).Member("user").Value()
+		return mcpmw.TextResult("ok"), nil
 	}
 }
 

@@ -291,15 +291,23 @@ func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.Samp
 
 func (s *startSampler) Description() string { return "records span starts" }
 
+// newSampledProvider returns a TracerProvider sampling with a
+// startSampler and recording its spans, shut down when the test ends.
+func newSampledProvider(t *testing.T) (*startSampler, *tracetest.SpanRecorder, *sdktrace.TracerProvider) {
+	t.Helper()
+	sampler, spans := &startSampler{}, tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return sampler, spans, tp
+}
+
 // The attributes (and the name) a span starts with carry client values
 // capped, as Done's do: a tools/call sent as a notification reaches Serve
 // without the gate having found its tool, with whatever name the client
 // chose. Every string a sampler sees is bounded, and valid UTF-8.
 func TestSpanStartsWithCappedValues(t *testing.T) {
 	t.Parallel()
-	sampler, spans := &startSampler{}, tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(spans))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	sampler, spans, tp := newSampledProvider(t)
 	var reg mcpmw.Registry
 	reg.AddTools(tools(&toolSeen{})...)
 	h := mcpmw.New(&reg, authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -32,16 +31,7 @@ import (
 // it is cancelled (closing started first).
 func taskTools(seen *toolSeen, started chan<- struct{}) []mcpmw.Tool {
 	return []mcpmw.Tool{
-		{Name: "report", Description: "Builds a report.", Permission: "read", Task: mcpmw.TaskOptional,
-			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
-				_, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("tool").Start(ctx, "query orders")
-				defer span.End()
-				seen.mu.Lock()
-				defer seen.mu.Unlock()
-				seen.span = span.SpanContext()
-				seen.baggage = baggage.FromContext(ctx).Member("user").Value()
-				return mcpmw.TextResult("the report"), nil
-			}},
+		{Name: "report", Description: "Builds a report.", Permission: "read", Task: mcpmw.TaskOptional, Call: traced(seen)},
 		{Name: "broken", Description: "Reports a tool error.", Permission: "read", Task: mcpmw.TaskOptional,
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.ErrorResult("the report source is down"), nil
@@ -312,9 +302,7 @@ func TestTaskMethodNamedWhenRefused(t *testing.T) {
 // tool name is.
 func TestTaskRequestSpanStartsWithCappedID(t *testing.T) {
 	t.Parallel()
-	sampler, spans := &startSampler{}, tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(spans))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	sampler, spans, tp := newSampledProvider(t)
 	var reg mcpmw.Registry
 	reg.AddTools(taskTools(&toolSeen{}, make(chan struct{}))...)
 	h := mcpmw.New(&reg, authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{
@@ -339,14 +327,10 @@ func TestTaskRequestSpanStartsWithCappedID(t *testing.T) {
 // span, once more capped; a second EndTask of a run records nothing.
 func TestTaskObserverCalledDirectly(t *testing.T) {
 	t.Parallel()
-	sampler, spans := &startSampler{}, tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(spans))
+	sampler, spans, tp := newSampledProvider(t)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		_ = mp.Shutdown(context.Background())
-	})
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 	obs := mcpotel.NewObserver(mcpotel.WithTracerProvider(tp), mcpotel.WithMeterProvider(mp))
 	long := strings.Repeat("é", 300)
 	capped := strings.Repeat("é", 100) + "…"
