@@ -43,10 +43,13 @@ var taskMethods = map[string]bool{"tasks/get": true, "tasks/update": true, "task
 
 // knownMethods are the MCP methods whose names are recorded as sent even
 // when the handler did not dispatch them: those of the semantic
-// conventions' mcp.method.name, those 2026-07-28 added, and those of the
+// conventions' mcp.method.name, those the revisions after them added
+// (2025-11-25's tasks, 2026-07-28's discover and listen), and those of the
 // tasks extension.
 var knownMethods = func() map[string]bool {
-	m := map[string]bool{"server/discover": true, "subscriptions/listen": true, "notifications/elicitation/complete": true}
+	m := map[string]bool{"notifications/elicitation/complete": true,
+		"tasks/list": true, "tasks/result": true, "notifications/tasks/status": true,
+		"server/discover": true, "subscriptions/listen": true, "notifications/subscriptions/acknowledged": true}
 	for name := range taskMethods {
 		m[name] = true
 	}

@@ -298,6 +298,23 @@ func TestTaskMethodNamedWhenRefused(t *testing.T) {
 	assert.Equal(t, "tasks/get", attrs(points[0].Attributes.ToSlice())["mcp.method.name"])
 }
 
+// The methods MCP defines for tasks that this server does not serve
+// (2025-11-25's, in its core) and the notifications it only sends keep
+// their names too: a bounded set, like the semantic conventions' list.
+func TestMCPMethodsNotServedKeepTheirNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"tasks/list", "tasks/result", "notifications/tasks/status", "notifications/subscriptions/acknowledged"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			x := newHarness(t)
+			require.Equal(t, http.StatusNotFound, x.serve(modern("1", name, "", "")))
+			require.Len(t, x.spans.Ended(), 1)
+			assert.Equal(t, name, x.spans.Ended()[0].Name())
+			assert.NotContains(t, attrs(x.spans.Ended()[0].Attributes()), attribute.Key("rpc.method_original"))
+		})
+	}
+}
+
 // A tasks/* span starts with the task id the client sent, capped, as a
 // tool name is.
 func TestTaskRequestSpanStartsWithCappedID(t *testing.T) {
