@@ -117,8 +117,10 @@ func startAttributes(req *mcpmw.Request) started {
 		s.tool = capClient(s.tool)
 		s.list = append(s.list, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(s.tool))
 	}
-	if id, ok := req.StringParam("taskId"); ok && taskMethods[req.Method] {
-		s.list = append(s.list, TaskIDKey.String(capClient(id)))
+	if taskMethods[req.Method] {
+		if id, ok := req.StringParam("taskId"); ok {
+			s.list = append(s.list, TaskIDKey.String(capClient(id)))
+		}
 	}
 	if req.Version != "" {
 		s.list = append(s.list, semconv.McpProtocolVersion(capClient(req.Version)))

@@ -339,6 +339,33 @@ func TestTaskRequestSpanStartsWithCappedID(t *testing.T) {
 	assert.Equal(t, capped, attrs(spans.Ended()[0].Attributes())["mcpmw.task.id"], "the record's Target, capped by the handler")
 }
 
+// Only a tasks/* request's taskId names a task: another method's params
+// may hold one, and a tasks/get may lack it.
+func TestTaskIDOnlyFromTaskMethods(t *testing.T) {
+	t.Parallel()
+	sampler, spans, tp := newSampledProvider(t)
+	var reg mcpmw.Registry
+	reg.AddTools(taskTools(&toolSeen{}, make(chan struct{}))...)
+	h := mcpmw.New(&reg, authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), &mcpmw.Options{
+		Observer: mcpotel.NewObserver(mcpotel.WithTracerProvider(tp)),
+	})
+	t.Cleanup(h.Close)
+	for _, r := range []*http.Request{
+		modernWith(tasksCaps, "1", "tools/list", `"taskId":"abc"`, "", "Authorization", "Bearer owner"),
+		modernWith(tasksCaps, "2", "tasks/get", `"id":"abc"`, "", "Authorization", "Bearer owner"),
+	} {
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	require.Len(t, sampler.starts, 2)
+	require.Len(t, spans.Ended(), 2)
+	for i, p := range sampler.starts {
+		assert.NotContains(t, attrs(p.Attributes), mcpotel.TaskIDKey, p.Name)
+		assert.NotContains(t, attrs(spans.Ended()[i].Attributes()), mcpotel.TaskIDKey, p.Name)
+	}
+}
+
 // The values a run's span starts with are capped as a request's are,
 // whoever calls StartTask; EndTask without StartTask records the whole
 // span, once more capped; a second EndTask of a run records nothing.
