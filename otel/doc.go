@@ -60,6 +60,10 @@
 // is too. Each tasks/get poll is a request like any other, with a span of
 // its own in the poller's trace.
 //
+// The task id is on spans as it is in the audit records' Target: a task
+// answers its creator only (its CallerID), so the id alone reaches
+// nothing (SECURITY.md, "Tasks"), and traces stay as trusted as logs.
+//
 // # Metrics
 //
 // One histogram, mcp.server.operation.duration (seconds), whose count is
