@@ -233,38 +233,47 @@ func (r *taskRunner) run(ctx context.Context, rt *runningTask, t *Task, call *ta
 	store, cancel := context.WithTimeout(context.Background(), r.lease)
 	defer cancel()
 	_, changed, err := r.store.Update(store, t.ID, u)
+	rec := r.endRecord(t, call, resp, status, start)
+	audit := true
 	switch {
 	case errors.Is(err, ErrTaskNotFound):
 		// Past its TTL, the store forgot it as the run ended (the TTL
 		// stops the run): the end is recorded all the same.
 	case err != nil:
 		r.logger.LogAttrs(store, slog.LevelError, "mcpmw: a task's end could not be stored", slog.String("task", t.ID), slog.Any("error", err))
-		return // the lease ends, and an instance reaps it
+		audit = false // the lease ends, and an instance reaps it: that is the record
+		rec.Summary = "task run ended, its end not stored: " + capEcho(err.Error())
 	case !changed:
-		return // ended elsewhere (reaped): that instance made the record
+		audit = false // ended elsewhere (reaped): that instance made the record
+		rec.Summary = "task run ended after the task was ended elsewhere"
 	}
-	rec := r.endRecord(t, call, resp, status, start)
+	if !audit {
+		end = r.guarded(ctx, "observer", end)
+		end(rec) // the run's observation ends all the same
+		return
+	}
 	r.report(context.WithoutCancel(ctx), rec, end)
+}
+
+// guarded returns hook, recovering and logging its panic.
+func (r *taskRunner) guarded(ctx context.Context, name string, hook func(CallRecord)) func(CallRecord) {
+	return func(rec CallRecord) {
+		defer func() {
+			if v := recover(); v != nil {
+				r.logger.LogAttrs(ctx, slog.LevelError, "mcpmw: "+name+" panicked on a task's end",
+					slog.Any("panic", v), slog.Any("record", rec), slog.String("stack", string(debug.Stack())))
+			}
+		}()
+		hook(rec)
+	}
 }
 
 // report hands the record of a task's end to the Auditor, then to end
 // (the Observer's), each guarded: on a task's goroutine no handler is
 // above to recover a hook's panic, which must not take the process down.
 func (r *taskRunner) report(ctx context.Context, rec CallRecord, end func(CallRecord)) {
-	for _, hook := range []struct {
-		name string
-		call func()
-	}{{"auditor", func() { r.auditor.Audit(ctx, rec) }}, {"observer", func() { end(rec) }}} {
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					r.logger.LogAttrs(ctx, slog.LevelError, "mcpmw: "+hook.name+" panicked on a task's end",
-						slog.Any("panic", v), slog.Any("record", rec), slog.String("stack", string(debug.Stack())))
-				}
-			}()
-			hook.call()
-		}()
-	}
+	r.guarded(ctx, "auditor", func(rec CallRecord) { r.auditor.Audit(ctx, rec) })(rec)
+	r.guarded(ctx, "observer", end)(rec)
 }
 
 // rounds runs the tool as often as it asks: each time it ends by asking,

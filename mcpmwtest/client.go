@@ -333,6 +333,8 @@ func (c *Client) setHeaders(h http.Header, method string, params map[string]json
 		field = "name"
 	case "resources/read":
 		field = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		field = "taskId"
 	}
 	var name string
 	if field == "" || json.Unmarshal(params[field], &name) != nil {

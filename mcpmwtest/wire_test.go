@@ -174,3 +174,19 @@ func TestEventStream(t *testing.T) {
 		})
 	}
 }
+
+// A tasks/get, tasks/update or tasks/cancel names its task in Mcp-Name, as
+// the tasks extension requires on 2026-07-28.
+func TestWireTaskRequestsNameTheTask(t *testing.T) {
+	t.Parallel()
+	srv, got := newCapture(t)
+	c := srv.Client(mcpmwtest.Bearer("reader-token"))
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		_, _ = c.Call(t.Context(), method, map[string]any{"taskId": "t-1", "inputResponses": map[string]any{}})
+	}
+	reqs := got.requests()
+	require.Len(t, reqs, 3)
+	for _, r := range reqs {
+		assert.Equal(t, "t-1", r.header.Get("Mcp-Name"), r.header.Get("Mcp-Method"))
+	}
+}
