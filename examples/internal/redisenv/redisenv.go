@@ -9,7 +9,7 @@
 //
 // and, with them, the other setting every instance must share,
 // MCP_STATE_KEY (StateKeys). It only parses and checks; Config makes the
-// client.
+// client, and Relay and TaskStore what the examples build on it.
 package redisenv
 
 import (
@@ -123,4 +123,15 @@ func StateKeys(getenv func(string) string) (*mcpmw.KeyRing, error) {
 		return nil, fmt.Errorf("MCP_STATE_KEY: %w", err)
 	}
 	return keys, nil
+}
+
+// TaskStore returns the mcpmw.TaskStore that every instance on cfg
+// shares, for mcpmw.TaskOptions.Store, so that any instance answers
+// tasks/get, tasks/update and tasks/cancel for a task another runs. It
+// returns nil, mcpmw's default (the tasks in this process's memory, which
+// only the instance running a task answers for), until the redis module's
+// store is merged.
+func TaskStore(cfg mcpredis.Config) mcpmw.TaskStore {
+	// TODO(lead): mcpredis.NewTaskStore once merged: return mcpredis.NewTaskStore(cfg).
+	return nil
 }
