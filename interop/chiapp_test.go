@@ -23,7 +23,7 @@ import (
 
 // The example app's bearer tokens (examples/chi-app/app.go).
 const (
-	readerToken = "reader-token" // may use echo, add and notes_list
+	readerToken = "reader-token" // may use echo, add, notes_list and notes_export
 	writerToken = "writer-token" // may also use note_create
 )
 

@@ -118,7 +118,7 @@ func testMCPGo(t *testing.T, url, rev string) {
 		names = append(names, tool.Name)
 		tools[tool.Name] = tool
 	}
-	assert.Equal(t, []string{"echo", "add", "notes_list"}, names, "tools a reader may call")
+	assert.Equal(t, []string{"echo", "add", "notes_list", "notes_export"}, names, "tools a reader may call")
 	add := tools["add"]
 	assert.Equal(t, "object", add.OutputSchema.Type, "add output schema")
 	assert.Contains(t, add.OutputSchema.Properties, "sum")

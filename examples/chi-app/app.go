@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpmw/mcpmw"
 )
@@ -72,6 +73,7 @@ func newTokenAuth() *tokenAuth {
 		{sha256.Sum256([]byte("reader-token")), &session{name: "reader", tenant: "demo", caps: caps("read")}},
 		{sha256.Sum256([]byte("writer-token")), &session{name: "writer", tenant: "demo", caps: caps("read", "write")}},
 		{sha256.Sum256([]byte("other-token")), &session{name: "other", tenant: "other", caps: caps("read", "write")}},
+		{sha256.Sum256([]byte("guest-token")), &session{name: "guest", tenant: "demo", caps: caps()}},
 	}}
 }
 
@@ -96,8 +98,8 @@ func (a *tokenAuth) Authenticate(r *http.Request) (mcpmw.Caller, error) {
 
 // tools returns the application's MCP tools, bound to its note store; a
 // change to a tenant's notes is published through notify, to that
-// tenant's listeners only.
-func tools(store notes, notify mcpmw.Notifier) []mcpmw.Tool {
+// tenant's listeners only; notes_export takes exportDelay.
+func tools(store notes, notify mcpmw.Notifier, exportDelay time.Duration) []mcpmw.Tool {
 	return []mcpmw.Tool{
 		{
 			Name:        "echo",
@@ -187,18 +189,25 @@ func tools(store notes, notify mcpmw.Notifier) []mcpmw.Tool {
 				if err != nil {
 					return mcpmw.ErrorResult("%v", err), nil
 				}
-				var b strings.Builder
-				fmt.Fprintf(&b, "%d notes", len(notes))
-				for _, n := range notes {
-					fmt.Fprintf(&b, "\n#%d by %s: %s", n.ID, n.Author, n.Text)
-				}
 				return mcpmw.ToolResult{
-					Content:           []mcpmw.Content{mcpmw.TextContent(b.String())},
+					Content:           []mcpmw.Content{mcpmw.TextContent(notesText(notes))},
 					StructuredContent: map[string]any{"notes": notes},
 				}, nil
 			},
 		},
+		notesExport(store, exportDelay),
 	}
+}
+
+// notesText is how the notes tools show notes to the model: their count,
+// then one line per note.
+func notesText(notes []note) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d notes", len(notes))
+	for _, n := range notes {
+		fmt.Fprintf(&b, "\n#%d by %s: %s", n.ID, n.Author, n.Text)
+	}
+	return b.String()
 }
 
 // confirmSchema is the form note_delete asks the user to fill in: one

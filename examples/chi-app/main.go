@@ -9,16 +9,20 @@
 //	ALLOWED_HOSTS  comma-separated hosts an Origin header may name (default localhost,127.0.0.1)
 //	RATE_LIMIT     requests per minute per client IP (default 600; 0 disables)
 //	AUDIT_LOG      file that receives one JSON audit record per line (default stderr)
+//	EXPORT_DELAY   how long notes_export takes, in seconds from 0 to 600, fractions
+//	               allowed (default 3): long enough that a client declaring the tasks
+//	               extension gets a task to poll, while any other waits for the answer
 //	MCP_STATE_KEY  hex key(s) sealing input_required state: 64 hex characters, or a
 //	               comma-separated list (a key ring: the first seals, all open);
 //	               unset means a random key of this process's own. Instances that
 //	               share a key resume each other's rounds.
 //	REDIS_URL      redis://[user:password@]host:port/db: the notes (per team), the
 //	               rate limit (one budget per client IP across every instance),
-//	               change notifications, and a legacy client's answers and
+//	               change notifications, a legacy client's answers and
 //	               cancellations (relayed to the instance that asked, or runs the
-//	               call) go through this Redis, so that any number of instances
-//	               behind a load balancer serve the same service.
+//	               call), and the tasks of notes_export (redisenv.TaskStore) go
+//	               through this Redis, so that any number of instances behind a
+//	               load balancer serve the same service.
 //	               Unset: one instance, everything in its memory.
 //	REDIS_FAIL     open (default) or closed: while Redis cannot be reached, the rate
 //	               limit admits every request, or refuses it (429, Retry-After: 1).
@@ -34,7 +38,8 @@
 //
 // Bearer tokens: "reader-token" (capability read) and "writer-token" (read
 // and write), both of the team "demo"; "other-token" (read and write) is of
-// another team, whose notes are its own.
+// another team, whose notes are its own; "guest-token" (of "demo") holds no
+// capability, so every tool, prompt and resource refuses it.
 package main
 
 import (
@@ -67,12 +72,20 @@ type config struct {
 	allowedHosts []string
 	ratePerMin   int
 	auditPath    string
+	exportDelay  time.Duration  // how long notes_export takes
 	stateKeys    *mcpmw.KeyRing // nil: a random key per process
 	redis        redisenv.Settings
 }
 
+// EXPORT_DELAY's default and maximum. A plain call of notes_export holds
+// its request that long; newHTTPServer's WriteTimeout leaves room for it.
+const (
+	defaultExportDelay = 3 * time.Second
+	maxExportDelay     = 10 * time.Minute
+)
+
 func configFromEnv(getenv func(string) string) (config, error) {
-	c := config{addr: "127.0.0.1:8080", allowedHosts: []string{"localhost", "127.0.0.1"}, ratePerMin: 600}
+	c := config{addr: "127.0.0.1:8080", allowedHosts: []string{"localhost", "127.0.0.1"}, ratePerMin: 600, exportDelay: defaultExportDelay}
 	if v := getenv("ADDR"); v != "" {
 		c.addr = v
 	}
@@ -92,6 +105,13 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.ratePerMin = n
 	}
 	c.auditPath = getenv("AUDIT_LOG")
+	if v := getenv("EXPORT_DELAY"); v != "" {
+		d, err := parseExportDelay(v)
+		if err != nil {
+			return c, err
+		}
+		c.exportDelay = d
+	}
 	keys, err := redisenv.StateKeys(getenv)
 	if err != nil {
 		return c, err
@@ -105,10 +125,29 @@ func configFromEnv(getenv func(string) string) (config, error) {
 	return c, nil
 }
 
+// parseExportDelay reads EXPORT_DELAY, seconds from 0 to maxExportDelay.
+func parseExportDelay(v string) (time.Duration, error) {
+	s, err := strconv.ParseFloat(v, 64)
+	// Written so that NaN, which fails every comparison, fails this one;
+	// Inf is past the maximum.
+	if err != nil || !(s >= 0 && s <= maxExportDelay.Seconds()) {
+		return 0, fmt.Errorf("EXPORT_DELAY=%q: want how long notes_export takes, in seconds from 0 to %g (fractions allowed; default %g)",
+			v, maxExportDelay.Seconds(), defaultExportDelay.Seconds())
+	}
+	return time.Duration(s * float64(time.Second)), nil
+}
+
 // instructions tell the client's model what the endpoint is for.
 const instructions = "Notes for your team: notes_list reads them, note_create adds one and note_delete removes one " +
-	"after asking the user to confirm (both need write access; note_delete needs a client that supports elicitation). " +
+	"after asking the user to confirm (both need write access; note_delete needs a client that supports elicitation); " +
+	"notes_export returns them all, and takes a while: a client that supports tasks gets a task to poll. " +
 	"Each note is also a resource, notes://<id>; the prompts summarize_notes and draft_note help write and review them."
+
+// taskPollInterval is the pollIntervalMs the app's tasks suggest: an
+// export takes EXPORT_DELAY (3 s by default), so a client polling every
+// half second sees it done at most half a second late, for two tasks/get
+// a second per waiting client (with REDIS_URL, one Redis round trip each).
+const taskPollInterval = 500 * time.Millisecond
 
 // newRouter builds the application's router: chi's standard middleware, a
 // health check, and the MCP endpoint at /mcp, auditing to auditOut and
@@ -124,13 +163,13 @@ func newRouter(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) http.H
 // closes the connections to Redis once the server is done.
 func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Handler, *mcpmw.Handler, func()) {
 	logger := slog.New(slog.NewTextHandler(logOut, nil))
-	store, notify, limit, relay, done := backends(c, logger)
+	b := newBackends(c, logger)
 	var reg mcpmw.Registry
-	reg.AddTools(tools(store, notify)...)
+	reg.AddTools(tools(b.notes, b.notify, c.exportDelay)...)
 	reg.AddTools(extra...)
-	reg.AddResources(resources(store)...)
-	reg.AddResourceTemplates(noteTemplates(store)...)
-	reg.AddPrompts(prompts(store)...)
+	reg.AddResources(resources(b.notes)...)
+	reg.AddResourceTemplates(noteTemplates(b.notes)...)
+	reg.AddPrompts(prompts(b.notes)...)
 
 	opts := &mcpmw.Options{
 		Server:       mcpmw.Implementation{Name: "chi-app", Title: "mcpmw example app", Version: "1.0.0"},
@@ -139,9 +178,10 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 		ClientIP:     func(r *http.Request) string { return middleware.GetClientIP(r.Context()) },
 		Logger:       logger,
 		StateKeys:    c.stateKeys,
-		Notifier:     notify,
-		Relay:        relay,
-		RateLimit:    limit,
+		Notifier:     b.notify,
+		Relay:        b.relay,
+		RateLimit:    b.limit,
+		Tasks:        &mcpmw.TaskOptions{Store: b.tasks, PollInterval: taskPollInterval},
 	}
 	// One JSON object per line, the arguments as JSON (sensitive ones,
 	// note_create's text, as "[redacted]"); a line that cannot be written
@@ -155,41 +195,52 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mcp := mcpmw.New(&reg, newTokenAuth(), audit, opts)
 	r.Handle("/mcp", mcp)
-	return r, mcp, done
+	return r, mcp, b.close
 }
 
-// backends returns what the app keeps its notes in, tells its listeners
-// through, limits requests by (nil for RATE_LIMIT=0) and relays legacy
-// answers and cancellations through (nil: none): this process's memory,
-// or with REDIS_URL, Redis, which every instance shares; and the func that
-// closes the connections to Redis.
-func backends(c config, logger *slog.Logger) (notes, mcpmw.Notifier, mcpmw.RateLimiter, mcpmw.Relay, func()) {
+// backends are what the app keeps its notes and tasks in, tells its
+// listeners through, limits requests by and relays legacy answers and
+// cancellations through: this process's memory, or with REDIS_URL, Redis,
+// which every instance shares.
+type backends struct {
+	notes  notes
+	notify mcpmw.Notifier
+	limit  mcpmw.RateLimiter // nil: RATE_LIMIT=0
+	relay  mcpmw.Relay       // nil: none
+	tasks  mcpmw.TaskStore   // nil: mcpmw's own, in this process's memory
+	close  func()            // closes the connections to Redis
+}
+
+// newBackends returns the backends c asks for.
+func newBackends(c config, logger *slog.Logger) backends {
 	if !c.redis.Enabled() {
-		var limit mcpmw.RateLimiter
+		b := backends{notes: newMemNotes(), notify: mcpmw.NewLocalNotifier(), close: func() {}}
 		if c.ratePerMin > 0 {
-			limit = ratelimit.PerIP(c.ratePerMin, time.Minute)
+			b.limit = ratelimit.PerIP(c.ratePerMin, time.Minute)
 		}
-		return newMemNotes(), mcpmw.NewLocalNotifier(), limit, nil, func() {}
+		return b
 	}
 	cfg := c.redis.Config("chi-app:", logger)
-	var limit mcpmw.RateLimiter
-	if c.ratePerMin > 0 {
-		limit = mcpredis.PerIP(cfg, c.ratePerMin, time.Minute)
-	}
 	n := mcpredis.NewNotifier(cfg)
 	relay, closeRelay := redisenv.Relay(cfg, logger)
-	return newRedisNotes(cfg.Client, cfg.Prefix, logger), n, limit, relay, func() { closeRelay(); _, _ = n.Close(), cfg.Client.Close() }
+	b := backends{notes: newRedisNotes(cfg.Client, cfg.Prefix, logger), notify: n, relay: relay, tasks: redisenv.TaskStore(cfg),
+		close: func() { closeRelay(); _, _ = n.Close(), cfg.Client.Close() }}
+	if c.ratePerMin > 0 {
+		b.limit = mcpredis.PerIP(cfg, c.ratePerMin, time.Minute)
+	}
+	return b
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
 // them a client that sends slowly, or never reads, holds its connection for
-// as long as it likes.
-func newHTTPServer(addr string, h http.Handler) *http.Server {
+// as long as it likes. slowest is the longest a tool runs before it answers
+// (notes_export's EXPORT_DELAY, called without a task).
+func newHTTPServer(addr string, h http.Handler, slowest time.Duration) *http.Server {
 	return &http.Server{Addr: addr, Handler: h,
-		ReadHeaderTimeout: 10 * time.Second, // a client must send its headers promptly,
-		ReadTimeout:       30 * time.Second, // and its body: a stalled body does not hold the connection
-		WriteTimeout:      60 * time.Second, // longer than the slowest tool; event streams set their own
-		IdleTimeout:       2 * time.Minute,  // idle keep-alive connections are closed
+		ReadHeaderTimeout: 10 * time.Second,         // a client must send its headers promptly,
+		ReadTimeout:       30 * time.Second,         // and its body: a stalled body does not hold the connection
+		WriteTimeout:      slowest + 60*time.Second, // the slowest tool, then a minute to answer; event streams set their own
+		IdleTimeout:       2 * time.Minute,          // idle keep-alive connections are closed
 	}
 }
 
@@ -216,7 +267,12 @@ func run() error {
 	}
 	router, mcp, closeRedis := newApp(c, auditOut, os.Stderr)
 	defer closeRedis()
-	srv := newHTTPServer(c.addr, router)
+	// Once the server is done: the tasks still running finish (or fail
+	// after TaskOptions.Shutdown, saying the instance shut down), their
+	// ends stored and audited before Redis and the audit file close.
+	// Close runs once; this call waits for the one that Shutdown started.
+	defer mcp.Close()
+	srv := newHTTPServer(c.addr, router, c.exportDelay)
 	srv.RegisterOnShutdown(mcp.Close) // listen streams end, so Shutdown does not wait for them
 	if c.redis.Enabled() {
 		fmt.Fprintf(os.Stderr, "chi-app: notes, rate limit, notifications, legacy answers and cancellations in Redis at %s (REDIS_FAIL=%s)\n", c.redis.Addr(), c.redis.Failure)

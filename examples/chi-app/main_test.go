@@ -68,7 +68,7 @@ func (l *lockedBuffer) String() string {
 // testConfig is the configuration the in-process tests run the app with:
 // the defaults of configFromEnv.
 func testConfig() config {
-	return config{addr: "127.0.0.1:0", allowedHosts: []string{"localhost", "127.0.0.1"}, ratePerMin: 600}
+	return config{addr: "127.0.0.1:0", allowedHosts: []string{"localhost", "127.0.0.1"}, ratePerMin: 600, exportDelay: defaultExportDelay}
 }
 
 // testApp is one instance of the example app's router, with its own audit
@@ -798,7 +798,7 @@ func statusTableCases() []rowCase {
 			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "logging/setLevel", "")}},
 		{row: 19, name: "resources/subscribe", req: modern(readerToken, `4`, "resources/subscribe", `"uri":"app://readme"`),
 			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "resources/subscribe", "")}},
-		{row: 19, name: "tasks/list (an extension the app does not offer)", req: modern(readerToken, `5`, "tasks/list", ""),
+		{row: 19, name: "tasks/list (the tasks extension has none)", req: modern(readerToken, `5`, "tasks/list", ""),
 			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "tasks/list", "")}},
 		{row: 19, name: "unknown/method", req: modern(readerToken, `6`, "unknown/method", ""),
 			want: expect{status: 404, code: -32601, audit: audited(errored, reader, "unknown/method", "")}},
@@ -886,18 +886,18 @@ func statusTableCases() []rowCase {
 		{row: 23, name: "ping", req: legacy(readerToken, v1125, `6`, "ping", ""),
 			want: expect{status: 200, audit: audited(ok, reader, "ping", ""), check: emptyResult}},
 		{row: 23, name: "tools/list 2026 reader", req: list26,
-			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list", "notes_export")}},
 		{row: 23, name: "tools/list 2026 writer", req: modern(writerToken, `8`, "tools/list", ""),
-			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(true, "echo", "add", "note_create", "note_delete", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(true, "echo", "add", "note_create", "note_delete", "notes_list", "notes_export")}},
 		{row: 23, name: "tools/list 2025-06-18 reader", req: legacy(readerToken, v0618, `9`, "tools/list", ""),
-			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(false, "echo", "add", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(false, "echo", "add", "notes_list", "notes_export")}},
 		{row: 23, name: "tools/list 2025-11-25 writer", req: legacy(writerToken, v1125, `10`, "tools/list", `"cursor":null`),
-			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(false, "echo", "add", "note_create", "note_delete", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, writer, "tools/list", ""), check: listed(false, "echo", "add", "note_create", "note_delete", "notes_list", "notes_export")}},
 		{row: 23, name: "allowed Origin with a port", req: list26.set("Origin", "http://localhost:3000"),
-			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list", "notes_export")}},
 		{row: 23, name: "Content-Type with charset, Accept */*, logLevel", req: metaOf(`11`, pv+`,`+caps+`,"io.modelcontextprotocol/logLevel":"info"`).
 			set("Content-Type", "application/json; charset=utf-8").set("Accept", "*/*"),
-			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list")}},
+			want: expect{status: 200, audit: audited(ok, reader, "tools/list", ""), check: listed(true, "echo", "add", "notes_list", "notes_export")}},
 
 		// 24: a cursor this server did not issue.
 		{row: 24, name: "2026", req: modern(readerToken, `1`, "tools/list", `"cursor":"bogus"`),
@@ -1152,7 +1152,13 @@ func TestNotes(t *testing.T) {
 // TestConfigFromEnv checks how the environment configures the app.
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
-	defaults := config{addr: "127.0.0.1:8080", allowedHosts: []string{"localhost", "127.0.0.1"}, ratePerMin: 600}
+	defaults := config{addr: "127.0.0.1:8080", allowedHosts: []string{"localhost", "127.0.0.1"}, ratePerMin: 600, exportDelay: 3 * time.Second}
+	// withDelay is the defaults with notes_export taking d.
+	withDelay := func(d time.Duration) config {
+		c := defaults
+		c.exportDelay = d
+		return c
+	}
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -1160,18 +1166,30 @@ func TestConfigFromEnv(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", env: nil, want: defaults},
-		{name: "empty values are defaults", env: map[string]string{"ADDR": "", "ALLOWED_HOSTS": "", "RATE_LIMIT": "", "AUDIT_LOG": ""}, want: defaults},
+		{name: "empty values are defaults", env: map[string]string{"ADDR": "", "ALLOWED_HOSTS": "", "RATE_LIMIT": "", "AUDIT_LOG": "", "EXPORT_DELAY": ""}, want: defaults},
 		{name: "everything set",
-			env:  map[string]string{"ADDR": ":9090", "ALLOWED_HOSTS": "app.example.com", "RATE_LIMIT": "60", "AUDIT_LOG": "/var/log/mcp-audit.jsonl"},
-			want: config{addr: ":9090", allowedHosts: []string{"app.example.com"}, ratePerMin: 60, auditPath: "/var/log/mcp-audit.jsonl"}},
+			env:  map[string]string{"ADDR": ":9090", "ALLOWED_HOSTS": "app.example.com", "RATE_LIMIT": "60", "AUDIT_LOG": "/var/log/mcp-audit.jsonl", "EXPORT_DELAY": "10"},
+			want: config{addr: ":9090", allowedHosts: []string{"app.example.com"}, ratePerMin: 60, auditPath: "/var/log/mcp-audit.jsonl", exportDelay: 10 * time.Second}},
 		{name: "ALLOWED_HOSTS list with spaces and empty entries",
 			env:  map[string]string{"ALLOWED_HOSTS": " app.example.com , ,localhost,"},
-			want: config{addr: defaults.addr, allowedHosts: []string{"app.example.com", "localhost"}, ratePerMin: 600}},
+			want: config{addr: defaults.addr, allowedHosts: []string{"app.example.com", "localhost"}, ratePerMin: 600, exportDelay: defaults.exportDelay}},
 		{name: "RATE_LIMIT=0 disables", env: map[string]string{"RATE_LIMIT": "0"},
-			want: config{addr: defaults.addr, allowedHosts: defaults.allowedHosts, ratePerMin: 0}},
+			want: config{addr: defaults.addr, allowedHosts: defaults.allowedHosts, ratePerMin: 0, exportDelay: defaults.exportDelay}},
 		{name: "RATE_LIMIT=abc", env: map[string]string{"RATE_LIMIT": "abc"}, wantErr: `RATE_LIMIT="abc"`},
 		{name: "RATE_LIMIT negative", env: map[string]string{"RATE_LIMIT": "-1"}, wantErr: `RATE_LIMIT="-1"`},
 		{name: "RATE_LIMIT fractional", env: map[string]string{"RATE_LIMIT": "1.5"}, wantErr: `RATE_LIMIT="1.5"`},
+		{name: "EXPORT_DELAY=0: at once", env: map[string]string{"EXPORT_DELAY": "0"}, want: withDelay(0)},
+		{name: "EXPORT_DELAY a fraction", env: map[string]string{"EXPORT_DELAY": "0.2"}, want: withDelay(200 * time.Millisecond)},
+		{name: "EXPORT_DELAY in exponent form", env: map[string]string{"EXPORT_DELAY": "1.5e1"}, want: withDelay(15 * time.Second)},
+		{name: "EXPORT_DELAY the maximum", env: map[string]string{"EXPORT_DELAY": "600"}, want: withDelay(10 * time.Minute)},
+		{name: "EXPORT_DELAY=abc", env: map[string]string{"EXPORT_DELAY": "abc"}, wantErr: `EXPORT_DELAY="abc": want how long notes_export takes, in seconds from 0 to 600`},
+		{name: "EXPORT_DELAY negative", env: map[string]string{"EXPORT_DELAY": "-1"}, wantErr: `EXPORT_DELAY="-1"`},
+		{name: "EXPORT_DELAY a little negative", env: map[string]string{"EXPORT_DELAY": "-0.001"}, wantErr: `EXPORT_DELAY="-0.001"`},
+		{name: "EXPORT_DELAY past the maximum", env: map[string]string{"EXPORT_DELAY": "600.5"}, wantErr: `EXPORT_DELAY="600.5"`},
+		{name: "EXPORT_DELAY NaN", env: map[string]string{"EXPORT_DELAY": "NaN"}, wantErr: `EXPORT_DELAY="NaN"`},
+		{name: "EXPORT_DELAY Inf", env: map[string]string{"EXPORT_DELAY": "Inf"}, wantErr: `EXPORT_DELAY="Inf"`},
+		{name: "EXPORT_DELAY with a unit", env: map[string]string{"EXPORT_DELAY": "3s"}, wantErr: `EXPORT_DELAY="3s"`},
+		{name: "EXPORT_DELAY with a space", env: map[string]string{"EXPORT_DELAY": " 3"}, wantErr: `EXPORT_DELAY=" 3"`},
 		{name: "MCP_STATE_KEY not hex", env: map[string]string{"MCP_STATE_KEY": strings.Repeat("zz", 32)}, wantErr: "MCP_STATE_KEY"},
 		{name: "MCP_STATE_KEY too short", env: map[string]string{"MCP_STATE_KEY": "abcd"}, wantErr: "MCP_STATE_KEY"},
 		{name: "REDIS_FAIL neither open nor closed", env: map[string]string{"REDIS_FAIL": "half"}, wantErr: `REDIS_FAIL="half": want open`},
@@ -1233,63 +1251,14 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("builds and runs the example binary")
 	}
 	t.Parallel()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "chi-app")
-	buildCtx, cancelBuild := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancelBuild()
-	build := exec.CommandContext(buildCtx, "go", "-C", "examples", "build", "-o", bin, "./chi-app") // README.md: go -C examples run ./chi-app
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	bin := buildApp(t, dir)
+	addr := freeAddr(t)
 	auditPath := filepath.Join(dir, "audit.jsonl")
-
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "ADDR="+addr, "AUDIT_LOG="+auditPath, "RATE_LIMIT=5", "ALLOWED_HOSTS=localhost,127.0.0.1")
-	var logs lockedBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = testproc.SysProcAttr() // it dies with the test, even one killed before its cleanup
-	require.NoError(t, cmd.Start())
-	var exitErr error
-	exited := make(chan struct{})
-	go func() {
-		exitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-
-	client := &http.Client{Timeout: 5 * time.Second}
+	app := startApp(t, bin, "ADDR="+addr, "AUDIT_LOG="+auditPath, "RATE_LIMIT=5", "ALLOWED_HOSTS=localhost,127.0.0.1")
 	base := "http://" + addr
-	ready := false
-	for deadline := time.Now().Add(10 * time.Second); !ready && time.Now().Before(deadline); {
-		select {
-		case <-exited:
-			require.FailNow(t, "the app exited before answering", "error %v; output:\n%s", exitErr, logs.String())
-		default:
-		}
-		resp, err := client.Get(base + "/healthz")
-		if err == nil {
-			ready = resp.StatusCode == http.StatusOK
-			_ = resp.Body.Close()
-		}
-		if !ready {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	require.True(t, ready, "the app did not answer within 10 s; output:\n%s", logs.String())
+	app.waitReady(t, base)
+	client := &http.Client{Timeout: 5 * time.Second}
 
 	// 5 a minute: one more every 12 s, so Retry-After is 12 or, on a slow
 	// run, 11; the rows of the status table check its exact value.
@@ -1302,7 +1271,7 @@ func TestEndToEnd(t *testing.T) {
 		{"server/discover", modern(readerToken, `1`, "server/discover", ""),
 			expect{status: 200, audit: audited("ok", "reader", "server/discover", ""), check: discovered}},
 		{"tools/list from an allowed Origin", legacy(readerToken, v1125, `2`, "tools/list", "").set("Origin", "http://127.0.0.1:"+portOf(addr)),
-			expect{status: 200, audit: audited("ok", "reader", "tools/list", ""), check: listed(false, "echo", "add", "notes_list")}},
+			expect{status: 200, audit: audited("ok", "reader", "tools/list", ""), check: listed(false, "echo", "add", "notes_list", "notes_export")}},
 		{"foreign Origin", modern(readerToken, `3`, "tools/list", "").set("Origin", "http://evil.example"),
 			expect{status: 403, code: -32600, noID: true, audit: audited("denied", "", "", "")}},
 		{"echo", modernCall(writerToken, `4`, "echo", `{"message":"over the wire"}`),
@@ -1321,13 +1290,7 @@ func TestEndToEnd(t *testing.T) {
 		checkAnswer(t, s.req, s.want, resp.StatusCode, resp.Header, body)
 	}
 
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	select {
-	case <-exited:
-		require.NoError(t, exitErr, "the app stops cleanly on SIGINT; output:\n%s", logs.String())
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "the app did not stop within 10 s of SIGINT")
-	}
+	app.interrupt(t)
 
 	data, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
@@ -1344,6 +1307,100 @@ func TestEndToEnd(t *testing.T) {
 	for i, w := range want {
 		checkAudit(t, w, recs[i:i+1])
 		assert.Equal(t, "127.0.0.1", recs[i]["client_ip"], "audit client_ip")
+	}
+}
+
+// buildApp builds the example binary into dir the way README.md runs it
+// (go -C examples run ./chi-app) and returns its path.
+func buildApp(t *testing.T, dir string) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "chi-app")
+	buildCtx, cancelBuild := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancelBuild()
+	build := exec.CommandContext(buildCtx, "go", "-C", "examples", "build", "-o", bin, "./chi-app")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// appProcess is the example binary, running.
+type appProcess struct {
+	cmd     *exec.Cmd
+	logs    lockedBuffer // its stdout and stderr
+	exited  chan struct{}
+	exitErr error // once exited is closed
+}
+
+// startApp starts bin with env added to the test's environment; it is
+// killed when the test ends, if it is still running.
+func startApp(t *testing.T, bin string, env ...string) *appProcess {
+	t.Helper()
+	p := &appProcess{cmd: exec.Command(bin), exited: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.logs, &p.logs
+	p.cmd.SysProcAttr = testproc.SysProcAttr() // it dies with the test, even one killed before its cleanup
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		p.exitErr = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// waitReady waits, for at most 10 s, until the app answers base/healthz.
+func (p *appProcess) waitReady(t *testing.T, base string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	ready := false
+	for deadline := time.Now().Add(10 * time.Second); !ready && time.Now().Before(deadline); {
+		select {
+		case <-p.exited:
+			require.FailNow(t, "the app exited before answering", "error %v; output:\n%s", p.exitErr, p.logs.String())
+		default:
+		}
+		resp, err := client.Get(base + "/healthz")
+		if err == nil {
+			ready = resp.StatusCode == http.StatusOK
+			_ = resp.Body.Close()
+		}
+		if !ready {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	require.True(t, ready, "the app did not answer within 10 s; output:\n%s", p.logs.String())
+}
+
+// interrupt sends the app SIGINT and waits, for at most 10 s, for it to
+// stop cleanly.
+func (p *appProcess) interrupt(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	select {
+	case <-p.exited:
+		require.NoError(t, p.exitErr, "the app stops cleanly on SIGINT; output:\n%s", p.logs.String())
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the app did not stop within 10 s of SIGINT")
 	}
 }
 

@@ -22,7 +22,7 @@ import { after, before, test } from 'node:test';
 
 import { Client, InsufficientScopeError, ProtocolError, ResourceNotFoundError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-const READER = 'reader-token'; // may use echo, add and notes_list
+const READER = 'reader-token'; // may use echo, add, notes_list and notes_export
 const WRITER = 'writer-token'; // may also use note_create
 const OTHER = 'other-token'; // read and write, of another tenant
 
@@ -204,7 +204,7 @@ for (const [rev, options] of Object.entries(REVISIONS)) {
         const { tools } = await client.listTools(undefined, { timeout: 10_000 });
         assert.deepEqual(
           tools.map((tool) => tool.name),
-          ['echo', 'add', 'notes_list'],
+          ['echo', 'add', 'notes_list', 'notes_export'],
         );
         const add = tools.find((tool) => tool.name === 'add');
         assert.ok(add.outputSchema?.properties?.sum, 'add output schema');
