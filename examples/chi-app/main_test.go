@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +26,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/examples/internal/redisenv"
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
@@ -1428,4 +1431,32 @@ func TestStateKeyFromEnv(t *testing.T) {
 	defaults, err := configFromEnv(func(string) string { return "" })
 	require.NoError(t, err)
 	assert.Nil(t, defaults.stateKeys, "unset: a random key per process")
+}
+
+// TestBackendsRateLimit: RATE_LIMIT=0 leaves the app without a limiter,
+// in memory and with REDIS_URL alike, and any other value gives it one.
+func TestBackendsRateLimit(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t) // skips without redis-server
+	withRedis, err := redisenv.FromEnv(func(k string) string { return map[string]string{"REDIS_URL": "redis://" + srv.Addr + "/0"}[k] })
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		redis redisenv.Settings
+	}{{"memory", redisenv.Settings{}}, {"redis", withRedis}} {
+		for _, perMin := range []int{0, 1, 600} {
+			t.Run(fmt.Sprintf("%s/RATE_LIMIT=%d", tc.name, perMin), func(t *testing.T) {
+				t.Parallel()
+				c := testConfig()
+				c.redis, c.ratePerMin = tc.redis, perMin
+				b := newBackends(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				defer b.close()
+				if perMin == 0 {
+					assert.Nil(t, b.limit)
+				} else {
+					assert.NotNil(t, b.limit)
+				}
+			})
+		}
+	}
 }
