@@ -8,7 +8,9 @@
 package roundrobin
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -54,19 +56,33 @@ func New(backends ...string) (*Proxy, error) {
 	return p, nil
 }
 
+// maxBody bounds the request body the proxy holds: far above any MCP
+// request (the handler's own limit is 4 MiB by default).
+const maxBody = 64 << 20
+
 // ServeHTTP sends r to the next backend in rotation.
 //
-// It first enables full duplex: by default the HTTP/1 server drains and
-// closes the request body when the response headers are written, while
-// the transport may still be copying that body to the backend (at least
-// its last read, past Content-Length); that read then fails, and the
-// transport closes the backend connection with the response still
-// streaming (golang/go#40747). The stream is cut at random, about one
-// streamed response in a few hundred against a backend that answers at
-// once. (HTTP/2 is full duplex already and reports ErrNotSupported, which
-// is fine.)
+// It reads the request body whole before it forwards it, as a buffering
+// load balancer does. Streamed instead, the body is read by the transport
+// while the backend's answer may already be coming back, and the HTTP/1
+// server drains and closes the request body when the response headers are
+// written: the transport's last read (past Content-Length) then fails and
+// it closes the backend connection, cutting an event stream at random,
+// about one in a few hundred against a backend that answers at once
+// (golang/go#40747). Full duplex (ResponseController.EnableFullDuplex)
+// avoids the drain but leaves a body the proxy did not forward unread
+// (a dead backend's 502), and the server then closes the client's
+// connection without saying so, which the client's next request on it
+// meets as "server closed idle connection".
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_ = http.NewResponseController(w).EnableFullDuplex()
+	if r.Body != nil && r.Body != http.NoBody {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			http.Error(w, "roundrobin: reading the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
 	p.rp.ServeHTTP(w, r)
 }
 

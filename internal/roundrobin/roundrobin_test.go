@@ -6,7 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,35 +123,26 @@ func TestNewRefusesBadBackends(t *testing.T) {
 	}
 }
 
-// TestStreamOutlivesTheForwardedRequestBody: an event stream that starts
-// while the proxy is still forwarding the request body is neither held
-// back nor cut. Unless full duplex is enabled, the HTTP/1 server drains
-// and closes the request body when the response headers are written; the
-// transport still copying that body to the backend then reads a closed
-// body and tears the backend connection down mid-stream
-// (golang/go#40747). In the conformance run through the proxy the window
-// was the transport's last read past Content-Length against a backend
-// that answers at once, and it cut about one streamed tools/call in a few
-// hundred; here the client holds back half the body until the first
-// event, so without full duplex the headers wait on the drain and nothing
-// arrives at all.
-func TestStreamOutlivesTheForwardedRequestBody(t *testing.T) {
+// TestBodyIsForwardedWholeBeforeTheBackendAnswers: the backend gets the
+// request only once the proxy holds its whole body, so that nothing of the
+// inbound body is still being read when the answer comes back. Streamed,
+// the HTTP/1 server drains and closes the request body as the response
+// headers are written while the transport may still read it, and the
+// transport then closes the backend connection mid-stream
+// (golang/go#40747): in the conformance run through the proxy that cut
+// about one streamed tools/call in a few hundred. Here the client sends
+// half the body, waits, then the rest: the backend must see the request
+// after the second half was sent, never before.
+func TestBodyIsForwardedWholeBeforeTheBackendAnswers(t *testing.T) {
 	t.Parallel()
+	arrived := make(chan time.Time, 1)
 	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The backend answers before it has the body, as a backend that
-		// streams may; it reads the body after the first event.
-		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
-			t.Error(err)
-			return
-		}
+		arrived <- time.Now()
+		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "data: first\n\n")
-		w.(http.Flusher).Flush()
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return
-		}
 		_, _ = io.WriteString(w, "data: "+string(body)+"\n\n")
+		w.(http.Flusher).Flush()
+		_, _ = io.WriteString(w, "data: second\n\n")
 	}))
 	t.Cleanup(sse.Close)
 	p, err := roundrobin.New(sse.URL)
@@ -162,17 +156,87 @@ func TestStreamOutlivesTheForwardedRequestBody(t *testing.T) {
 	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
 	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\nfirst")
 	require.NoError(t, err)
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, nil)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	events := bufio.NewReader(resp.Body)
-	line, err := events.ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "data: first\n", line)
+	select {
+	case at := <-arrived:
+		t.Fatalf("the backend got the request at %v, with half its body still on its way", at)
+	case <-time.After(100 * time.Millisecond):
+	}
+	sentRest := time.Now()
 	_, err = io.WriteString(conn, "-half")
 	require.NoError(t, err)
-	rest, err := io.ReadAll(events)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	all, err := io.ReadAll(resp.Body)
 	require.NoError(t, err, "the stream was cut at the proxy")
-	assert.Equal(t, "\ndata: first-half\n\n", string(rest), "the event written after the backend read the whole body")
+	assert.Equal(t, "data: first-half\n\ndata: second\n\n", string(all))
+	assert.False(t, (<-arrived).Before(sentRest), "the backend got the request only once the whole body was there")
+}
+
+// TestStreamsThroughTheProxyAreWhole: many event streams that start the
+// moment their request arrives all reach the client whole (the load the
+// race of golang/go#40747 needs; see the test above for the mechanism).
+func TestStreamsThroughTheProxyAreWhole(t *testing.T) {
+	t.Parallel()
+	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			_, _ = io.WriteString(w, "data: "+strconv.Itoa(i)+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(sse.Close)
+	p, err := roundrobin.New(sse.URL)
+	require.NoError(t, err)
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				resp, err := http.Post(front.URL+"/mcp", "application/json", strings.NewReader(body))
+				if !assert.NoError(t, err) {
+					return
+				}
+				all, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				assert.NoError(t, err)
+				assert.Equal(t, "data: 0\n\ndata: 1\n\ndata: 2\n\n", string(all))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestConnectionOutlivesA502: after a request the proxy could not
+// forward (a dead backend), the client's connection is still good for the
+// next one, as at any load balancer. A proxy that leaves the body unread
+// (full duplex) closes the connection behind the 502 without saying so.
+func TestConnectionOutlivesA502(t *testing.T) {
+	t.Parallel()
+	a := backend(t, "a")
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	p, err := roundrobin.New(deadURL, a.URL)
+	require.NoError(t, err)
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	c := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	var reused []bool
+	for range 3 {
+		var got bool
+		ctx := httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { got = i.Reused }})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, front.URL+"/mcp", strings.NewReader(strings.Repeat("x", 4096)))
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		reused = append(reused, got)
+	}
+	assert.Equal(t, []bool{false, true, true}, reused, "one connection for all three, the 502 included")
 }
