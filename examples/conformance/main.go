@@ -101,6 +101,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 	dyn := newDynamics(&reg)
 	var notify mcpmw.Notifier // nil: the Handler's own, this process's listeners only
 	var relay mcpmw.Relay     // nil: legacy answers and cancellations on this process only
+	var tasks *mcpmw.TaskOptions
 	done := func() {}
 	if c.redis.Enabled() {
 		cfg := c.redis.Config("conformance:", logger)
@@ -117,6 +118,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 			stopFollowing = stop
 		}
 		notify, relay, done = n, r, func() { stopFollowing(); closeRelay(); _, _ = n.Close(), cfg.Client.Close() }
+		tasks = &mcpmw.TaskOptions{Store: redisenv.TaskStore(cfg)} // every instance answers for every task
 	}
 	reg.AddTools(tools()...)
 	reg.AddTools(askTools()...)
@@ -131,7 +133,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 		logger.LogAttrs(ctx, slog.LevelDebug, "mcp request", slog.Any("", rec))
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpmw.New(&reg, authn, audit, &mcpmw.Options{
+	h := mcpmw.New(&reg, authn, audit, &mcpmw.Options{
 		Server:       mcpmw.Implementation{Name: "mcpmw-conformance", Title: "mcpmw conformance fixture", Version: "1.0.0"},
 		AllowedHosts: c.allowedHosts,
 		CheckHost:    true, // bound to loopback: a rebinding page shows up in Host too
@@ -148,9 +150,11 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 		StateKeys:        c.stateKeys,
 		Notifier:         notify,
 		Relay:            relay,
+		Tasks:            tasks,
 		Logger:           logger,
-	}))
-	return mux, done
+	})
+	mux.Handle("/mcp", h)
+	return mux, func() { h.Close(); done() } // Close ends the tasks still running (after their grace) before Redis goes
 }
 
 // newHTTPServer returns the http.Server for h, with every timeout set: without
@@ -160,7 +164,7 @@ func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h,
 		ReadHeaderTimeout: 10 * time.Second, // a client must send its headers promptly,
 		ReadTimeout:       30 * time.Second, // and its body: a stalled body does not hold the connection
-		WriteTimeout:      60 * time.Second, // the fixture tools take a fraction of a second
+		WriteTimeout:      60 * time.Second, // the fixture tools take a fraction of a second (slow_compute's long runs are tasks)
 		IdleTimeout:       2 * time.Minute,  // idle keep-alive connections are closed
 	}
 }

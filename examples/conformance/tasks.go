@@ -56,6 +56,9 @@ func taskTools() []mcpmw.Tool {
 				if err := args.Err(); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
+				if seconds < 0 || seconds > 600 {
+					return mcpmw.ToolResult{}, &mcpmw.ArgError{Field: "seconds", Problem: "must be between 0 and 600"}
+				}
 				if err := sleep(ctx, time.Duration(seconds*float64(time.Second))); err != nil {
 					return mcpmw.ToolResult{}, err
 				}
