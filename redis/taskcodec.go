@@ -22,6 +22,7 @@ import (
 //	q:<key>                            an outstanding question (InputRequests[key]), its JSON as it came
 //	a:<key>                            an answer (Answers[key]), its JSON as it came
 //	nq                                 how many q: fields there are, for the scripts
+//	                                   (while the task is not terminal)
 //
 // No fixed field starts with "q:" or "a:", so a key cannot collide with one.
 // The scripts (taskcreate.lua, taskupdate.lua) use the same names.

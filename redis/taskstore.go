@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,8 +61,11 @@ var (
 // deadline, if sooner). A call that Redis does not answer in time returns
 // an error naming Redis, and the store's change of health is logged once
 // each way, as for the rate limiter; Config.Failure plays no part (a task
-// cannot be made up). After Redis has lost its script cache (a restart)
-// the first call of each script takes a second round trip, EVAL.
+// cannot be made up). The deadline covers sending the task too: a result
+// of megabytes takes milliseconds on the wire, so raise Config.Timeout
+// for tools whose results are that large. After Redis has lost its script
+// cache (a restart) the first call of each script takes a second round
+// trip, EVAL.
 //
 // A TaskStore is safe for concurrent use.
 type TaskStore struct {
@@ -205,25 +209,26 @@ func (s *TaskStore) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (
 }
 
 // Expired returns the ids of at most limit tasks that are not terminal
-// and whose lease ended before now: one ZRANGEBYSCORE of the lease set,
-// and, when it finds some, one script that keeps those Redis still has
-// and drops the others from the set.
+// and whose lease ended before now, the earliest leases first: one
+// ZRANGEBYSCORE of the lease set, and, when it finds some, one script that
+// keeps those Redis still has and drops the others from the set. A task
+// renewed or ended between the two is still listed: reaping it
+// (TaskReap) then changes nothing, as for one renewed just after Expired.
 func (s *TaskStore) Expired(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	before := ceilMilli(now)
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	cmd := redis.NewStringSliceCmd(bounded, "zrangebyscore", s.leases, "-inf", fmt.Sprintf("(%d", before), "limit", 0, limit)
+	cmd := redis.NewStringSliceCmd(bounded, "zrangebyscore", s.leases, "-inf", "("+strconv.FormatInt(ceilMilli(now), 10), "limit", 0, limit)
 	_ = s.s.client.Process(bounded, noRetry{cmd})
 	ids, err := cmd.Result()
 	if err = s.outcome(ctx, "expired", err); err != nil || len(ids) == 0 {
 		return nil, err
 	}
 	keys := make([]string, 0, 1+len(ids))
-	args := make([]any, 0, 1+len(ids))
-	keys, args = append(keys, s.leases), append(args, before)
+	args := make([]any, 0, len(ids))
+	keys = append(keys, s.leases)
 	for _, id := range ids {
 		keys, args = append(keys, s.tasks+id), append(args, id)
 	}

@@ -183,14 +183,15 @@ func TestTaskStoreLeaseSetLivesAsLongAsItsLongestTask(t *testing.T) {
 	}
 	require.NoError(t, s.Create(ctx, working("a", now, time.Hour)))
 	assert.Equal(t, now.Add(time.Hour).UnixMilli(), setEnd().UnixMilli(), "a new set ends with its task")
-	require.NoError(t, s.Create(ctx, working("b", now, 2*time.Hour)))
-	assert.Equal(t, now.Add(2*time.Hour).UnixMilli(), setEnd().UnixMilli(), "a later task moves the end")
+	later := time.Hour + 100*time.Millisecond // just after: Redis's clock read to the millisecond
+	require.NoError(t, s.Create(ctx, working("b", now, later)))
+	assert.Equal(t, now.Add(later).UnixMilli(), setEnd().UnixMilli(), "a later task moves the end")
 	require.NoError(t, s.Create(ctx, working("c", now, 30*time.Minute)))
-	assert.Equal(t, now.Add(2*time.Hour).UnixMilli(), setEnd().UnixMilli(), "an earlier one does not")
+	assert.Equal(t, now.Add(later).UnixMilli(), setEnd().UnixMilli(), "an earlier one does not")
 	done := working("d", now, 3*time.Hour)
 	done.Status = mcpmw.TaskCompleted
 	require.NoError(t, s.Create(ctx, done))
-	assert.Equal(t, now.Add(2*time.Hour).UnixMilli(), setEnd().UnixMilli(), "a terminal task is not in the set")
+	assert.Equal(t, now.Add(later).UnixMilli(), setEnd().UnixMilli(), "a terminal task is not in the set")
 	_, err := c.ZScore(ctx, leaseSet, "d").Result()
 	assert.ErrorIs(t, err, redis.Nil)
 }
@@ -472,8 +473,9 @@ func TestTaskStoreUntrustedIDs(t *testing.T) {
 	cfg.Client.(*redis.Client).AddHook(&rt)
 	s := mcpredis.NewTaskStore(cfg)
 	ctx := t.Context()
-	for _, id := range []string{"", "a b", "a:b", "{tasks}", "a*", "../x", "é", "a\x00", "a\nb", "a.b", "a=", "a+/",
-		strings.Repeat("a", 65)} {
+	// Each character just outside a range of the alphabet, and more.
+	for _, id := range []string{"", "a`", "a{", "a@", "a[", "a/", "a:", "a b", "{tasks}", "a*", "../x", "é", "a\x00", "a\nb",
+		"a.b", "a=", "a+", strings.Repeat("a", 65)} {
 		_, err := s.Get(ctx, id)
 		assert.ErrorIs(t, err, mcpmw.ErrTaskNotFound, "Get %q", id)
 		_, _, err = s.Update(ctx, id, mcpmw.TaskUpdate{Op: mcpmw.TaskCancel})
@@ -484,7 +486,7 @@ func TestTaskStoreUntrustedIDs(t *testing.T) {
 		}
 	}
 	assert.Zero(t, rt.n.Load(), "no command sent")
-	for _, id := range []string{strings.Repeat("Az09-_", 10) + "abcd", "a", "Z", "0", "-", "_"} {
+	for _, id := range []string{strings.Repeat("Az09-_", 10) + "abcd", "a", "z", "A", "Z", "0", "9", "-", "_"} {
 		require.NoError(t, s.Create(ctx, working(id, time.Now(), time.Hour)), "Create %q", id)
 		_, err := s.Get(ctx, id)
 		require.NoError(t, err, "Get %q", id)
@@ -534,6 +536,34 @@ func TestTaskStoreOneRoundTripEach(t *testing.T) {
 	counted("Create after SCRIPT FLUSH", 2, func() error { return s.Create(ctx, working("u", now, time.Hour)) })
 	counted("Create after that", 1, func() error { return s.Create(ctx, working("v", now, time.Hour)) })
 	counted("Update after SCRIPT FLUSH", 2, func() error { _, _, err := s.Update(ctx, "u", mcpmw.TaskUpdate{Op: mcpmw.TaskCancel}); return err })
+}
+
+// TestTaskStoreRenewalMovesTheLease: Expired reads a renewed lease, not
+// the first one, and a renewal puts back in the lease set a running task
+// that had gone missing from it (a hand edit, a lost write), so that it
+// can still be reaped.
+func TestTaskStoreRenewalMovesTheLease(t *testing.T) {
+	t.Parallel()
+	s, c, _ := taskStore(t)
+	ctx := t.Context()
+	now := time.Now()
+	require.NoError(t, s.Create(ctx, working("r", now, time.Hour))) // lease: now+10s
+	_, changed, err := s.Update(ctx, "r", mcpmw.TaskUpdate{Op: mcpmw.TaskRenew, Owner: "i1", LeaseUntil: now.Add(time.Minute)})
+	require.NoError(t, err)
+	require.True(t, changed)
+	ids, err := s.Expired(ctx, now.Add(30*time.Second), 10)
+	require.NoError(t, err)
+	assert.Empty(t, ids, "the renewed lease runs on")
+	ids, err = s.Expired(ctx, now.Add(2*time.Minute), 10)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"r"}, ids)
+
+	require.NoError(t, c.ZRem(ctx, leaseSet, "r").Err())
+	_, _, err = s.Update(ctx, "r", mcpmw.TaskUpdate{Op: mcpmw.TaskRenew, Owner: "i1", LeaseUntil: now.Add(time.Minute)})
+	require.NoError(t, err)
+	ids, err = s.Expired(ctx, now.Add(2*time.Minute), 10)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"r"}, ids)
 }
 
 // TestTaskStoreExpiredHonoursLimit: at most limit ids, the earliest
@@ -598,5 +628,60 @@ func TestTaskStoreSetupMistakesPanic(t *testing.T) {
 	}
 	for _, prefix := range []string{"a:", "{app}:", "a{:", "a}{:", "a}{b}", "{x}{}"} {
 		assert.NotPanics(t, func() { mcpredis.NewTaskStore(mcpredis.Config{Client: ok, Prefix: prefix}) }, prefix)
+	}
+}
+
+// TestTaskStoreOpsThatChangeLittle: the corners of Task.Apply the kit
+// does not reach, each checked against Apply itself: an ask of keys all
+// used before changes State only; an answer of no outstanding key changes
+// nothing, not even a working task's message; a finish keeps only the
+// payload of its own status; a reap without an error clears the old one.
+func TestTaskStoreOpsThatChangeLittle(t *testing.T) {
+	t.Parallel()
+	s, _, _ := taskStore(t)
+	ctx := t.Context()
+	now := time.UnixMilli(time.Now().UnixMilli())
+	q := json.RawMessage(`{"method":"elicitation/create"}`)
+	for _, c := range []struct {
+		name string
+		task func(*mcpmw.Task)
+		u    mcpmw.TaskUpdate
+	}{
+		{"ask of answered keys only", func(m *mcpmw.Task) {
+			m.StatusMessage = "running"
+			m.Answers = map[string]json.RawMessage{"a": json.RawMessage(`{}`)}
+		}, mcpmw.TaskUpdate{Op: mcpmw.TaskAsk, Owner: "i1", Requests: map[string]json.RawMessage{"a": q}, State: []byte("s"), Message: "asking", Now: now.Add(time.Second)}},
+		{"answer of no outstanding key", func(m *mcpmw.Task) { m.StatusMessage = "running" },
+			mcpmw.TaskUpdate{Op: mcpmw.TaskAnswer, Responses: map[string]json.RawMessage{"x": json.RawMessage(`{}`)}, Now: now.Add(time.Second)}},
+		{"answer of one of two", func(m *mcpmw.Task) {
+			m.Status, m.StatusMessage = mcpmw.TaskInputRequired, "asking"
+			m.InputRequests = map[string]json.RawMessage{"a": q, "b": q}
+		}, mcpmw.TaskUpdate{Op: mcpmw.TaskAnswer, Responses: map[string]json.RawMessage{"a": json.RawMessage(`{}`)}, Now: now.Add(time.Second)}},
+		{"failed with a result too", func(m *mcpmw.Task) { m.Result = json.RawMessage(`{"old":1}`) },
+			mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "i1", Status: mcpmw.TaskFailed, Result: json.RawMessage(`{"r":1}`), Error: json.RawMessage(`{"e":1}`), Now: now}},
+		{"completed with an error too", func(m *mcpmw.Task) { m.Error = json.RawMessage(`{"old":1}`) },
+			mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "i1", Status: mcpmw.TaskCompleted, Result: json.RawMessage(`{"r":1}`), Error: json.RawMessage(`{"e":1}`), Now: now}},
+		{"cancelled with both", func(m *mcpmw.Task) { m.Result, m.Error = json.RawMessage(`{"old":1}`), json.RawMessage(`{"old":2}`) },
+			mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "i1", Status: mcpmw.TaskCancelled, Result: json.RawMessage(`{"r":1}`), Error: json.RawMessage(`{"e":1}`), Now: now}},
+		{"reaped without an error", func(m *mcpmw.Task) {
+			m.Result, m.Error = json.RawMessage(`{"old":1}`), json.RawMessage(`{"old":2}`)
+			m.Status, m.InputRequests = mcpmw.TaskInputRequired, map[string]json.RawMessage{"a": q}
+		}, mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: now.Add(time.Hour)}},
+		{"an op this version does not know", func(*mcpmw.Task) {}, mcpmw.TaskUpdate{Op: 99, Owner: "i1", Now: now}},
+	} {
+		id := strings.NewReplacer(" ", "-").Replace(c.name)
+		model := working(id, now, time.Hour)
+		c.task(model)
+		require.NoError(t, s.Create(ctx, model.Clone()), c.name)
+		wantChanged := model.Apply(c.u)
+		got, changed, err := s.Update(ctx, id, c.u)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, wantChanged, changed, c.name)
+		normalize := func(x *mcpmw.Task) *mcpmw.Task {
+			x = x.Clone()
+			x.Created, x.Updated, x.LeaseUntil = x.Created.UTC(), x.Updated.UTC(), x.LeaseUntil.UTC()
+			return x
+		}
+		assert.Equal(t, normalize(model), normalize(got), c.name)
 	}
 }

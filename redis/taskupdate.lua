@@ -1,8 +1,9 @@
 -- Applies one TaskUpdate to one task, atomically: TaskStore.Update, with
 -- exactly the meaning of mcpmw.Task.Apply (read them side by side). The
 -- hash's fields are taskstore.go's (taskFields): a question is the field
--- 'q:' .. key, an answer 'a:' .. key, and 'nq' counts the questions, so
--- that no JSON is ever decoded or encoded here.
+-- 'q:' .. key, an answer 'a:' .. key, and 'nq' counts the questions of a
+-- task that is not terminal, so that no JSON is ever decoded or encoded
+-- here.
 -- KEYS[1]  the task's hash
 -- KEYS[2]  the lease set
 -- ARGV[1]  the op, an mcpmw.TaskOp: 1 renew, 2 ask, 3 answer, 4 cancel,
@@ -49,7 +50,7 @@ local function finish(s)
       redis.call('HDEL', task, f)
     end
   end
-  redis.call('HSET', task, 'nq', 0, 'status', s, 'msg', message, 'updated', now)
+  redis.call('HSET', task, 'status', s, 'msg', message, 'updated', now)
   redis.call('HDEL', task, 'result', 'error')
   redis.call('ZREM', leases, id)
 end
@@ -60,7 +61,7 @@ if terminal(redis.call('HGET', task, 'status')) then
 elseif op == 1 then -- renew
   if owned() then
     redis.call('HSET', task, 'lease', lease)
-    redis.call('ZADD', leases, 'XX', lease, id)
+    redis.call('ZADD', leases, lease, id) -- never a terminal task's: that returned above
     changed = 1
   end
 elseif op == 2 then -- ask: keys never used before in the task
