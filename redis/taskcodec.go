@@ -119,13 +119,14 @@ func put(m map[string]json.RawMessage, k, v string) map[string]json.RawMessage {
 }
 
 // flatPairs reads a script's HGETALL reply, field, value, field, value...,
-// as pairs; anything that is not a string ends it.
+// as pairs. Redis answers strings there; anything else would read as ""
+// (a field no version knows).
 func flatPairs(flat []any) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		for i := 0; i+1 < len(flat); i += 2 {
-			k, ok1 := flat[i].(string)
-			v, ok2 := flat[i+1].(string)
-			if !ok1 || !ok2 || !yield(k, v) {
+		for f := flat; len(f) >= 2; f = f[2:] {
+			k, _ := f[0].(string)
+			v, _ := f[1].(string)
+			if !yield(k, v) {
 				return
 			}
 		}
