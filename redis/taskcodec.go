@@ -14,7 +14,8 @@ import (
 // A task's hash has one field per member of mcpmw.Task but its ID (the
 // key names it):
 //
-//	caller, tool, status, msg, owner   the strings as they are
+//	caller, tool, perm, status, msg,   the strings as they are
+//	owner
 //	created, updated, lease            Unix milliseconds
 //	ttl, poll                          milliseconds
 //	cancel                             "1" once cancellation is requested; absent before
@@ -30,9 +31,9 @@ import (
 // taskFields returns t's fields as the field, value pairs taskcreate.lua
 // stores.
 func taskFields(t *mcpmw.Task) []any {
-	f := make([]any, 0, 2*(14+len(t.InputRequests)+len(t.Answers)))
+	f := make([]any, 0, 2*(15+len(t.InputRequests)+len(t.Answers)))
 	f = append(f,
-		"caller", t.CallerID, "tool", t.Tool, "status", string(t.Status), "msg", t.StatusMessage, "owner", t.Owner,
+		"caller", t.CallerID, "tool", t.Tool, "perm", string(t.Permission), "status", string(t.Status), "msg", t.StatusMessage, "owner", t.Owner,
 		"created", t.Created.UnixMilli(), "updated", t.Updated.UnixMilli(), "lease", t.LeaseUntil.UnixMilli(),
 		"ttl", t.TTL.Milliseconds(), "poll", t.PollInterval.Milliseconds(), "nq", len(t.InputRequests))
 	if t.CancelRequested {
@@ -75,6 +76,8 @@ func setField(t *mcpmw.Task, k, v string) error {
 		t.CallerID = v
 	case "tool":
 		t.Tool = v
+	case "perm":
+		t.Permission = mcpmw.Permission(v)
 	case "status":
 		t.Status = mcpmw.TaskStatus(v)
 	case "msg":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -684,4 +685,43 @@ func TestTaskStoreOpsThatChangeLittle(t *testing.T) {
 		}
 		assert.Equal(t, normalize(model), normalize(got), c.name)
 	}
+}
+
+// TestTaskStoreKeepsEveryMember: every exported member of mcpmw.Task, each
+// set to a value other than its zero, comes back from Create then Get, so
+// that a member added to Task later fails here until the hash keeps it.
+func TestTaskStoreKeepsEveryMember(t *testing.T) {
+	t.Parallel()
+	s, _, _ := taskStore(t)
+	now := time.UnixMilli(time.Now().UnixMilli())
+	task := &mcpmw.Task{ID: "every"}
+	v := reflect.ValueOf(task).Elem()
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch f.Interface().(type) {
+		case string, mcpmw.TaskStatus, mcpmw.Permission:
+			if name != "ID" {
+				f.SetString("v-" + name)
+			}
+		case time.Time:
+			f.Set(reflect.ValueOf(now.Add(time.Duration(i) * time.Second)))
+		case time.Duration:
+			f.Set(reflect.ValueOf(time.Duration(i) * time.Minute))
+		case bool:
+			f.SetBool(true)
+		case map[string]json.RawMessage:
+			f.Set(reflect.ValueOf(map[string]json.RawMessage{name: json.RawMessage(`{"` + name + `":1}`)}))
+		case []byte, json.RawMessage:
+			f.SetBytes([]byte(`{"` + name + `":1}`))
+		default:
+			t.Fatalf("mcpmw.Task.%s is a %s, which this test does not know: teach it, and the store", name, f.Type())
+		}
+	}
+	require.NoError(t, s.Create(t.Context(), task))
+	got, err := s.Get(t.Context(), "every")
+	require.NoError(t, err)
+	for _, p := range []*time.Time{&got.Created, &got.Updated, &got.LeaseUntil} {
+		*p = p.In(now.Location())
+	}
+	assert.Equal(t, task, got)
 }
