@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/internal/redistest"
+	"github.com/mcpmw/mcpmw/mcpmwtest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
@@ -80,4 +81,34 @@ func TestCluster(t *testing.T) {
 	for i, in := range inboxes {
 		assert.Len(t, in.wait(t, len(relays)-1), len(relays)-1, "relay %d heard from every other", i)
 	}
+}
+
+// TestTaskStoreUnderCluster: under Redis Cluster the store does what
+// Task.Apply says (every script's keys are in one slot, or Redis would
+// refuse it with CROSSSLOT), and all its keys are on one node.
+func TestTaskStoreUnderCluster(t *testing.T) {
+	t.Parallel()
+	addrs := redistest.StartCluster(t, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	cfg := mcpredis.Config{Client: c, Logger: discard, Timeout: 2 * time.Second}
+	t.Run("kit", func(t *testing.T) { mcpmwtest.TestTaskStore(t, emptyStores(cfg)) })
+	s := mcpredis.NewTaskStore(cfg)
+	now := time.Now()
+	for i := range 20 {
+		require.NoError(t, s.Create(t.Context(), working(fmt.Sprintf("c%d", i), now, time.Hour)))
+	}
+	ids, err := s.Expired(t.Context(), now.Add(time.Minute), 100)
+	require.NoError(t, err)
+	assert.Len(t, ids, 20)
+	holding := 0
+	for _, addr := range addrs {
+		ks, err := newClient(t, addr).Keys(t.Context(), "mcpmw:*").Result()
+		require.NoError(t, err)
+		if len(ks) > 0 {
+			holding++
+			assert.Len(t, ks, 21, "the 20 tasks and the lease set, together on %s", addr)
+		}
+	}
+	assert.Equal(t, 1, holding, "one node holds the store's keys")
 }

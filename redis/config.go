@@ -18,7 +18,8 @@ type Config struct {
 	// Sentinel through redis.NewFailoverClient), a *redis.ClusterClient, or
 	// anything else implementing redis.UniversalClient. Every instance of a
 	// service gives the same Redis (and the same Prefix), so that they
-	// share one budget per client and hear each other's events.
+	// share one budget per client, hear each other's events and see each
+	// other's tasks.
 	//
 	// The client must honour the per-call deadline: a *redis.Client,
 	// *redis.ClusterClient or *redis.Ring made without
@@ -39,9 +40,10 @@ type Config struct {
 	// FailClosed refuses it with 429 and Retry-After.
 	Failure FailurePolicy
 
-	// Timeout bounds each call to Redis, a rate-limit check or a publish,
-	// from the moment it is sent: past it Redis counts as unreachable for
-	// that call and Failure applies. Default 50 ms, well above a healthy
+	// Timeout bounds each call to Redis, a rate-limit check, a publish or
+	// a task store call, from the moment it is sent: past it Redis counts
+	// as unreachable for that call, and Failure applies (a task store
+	// call returns an error). Default 50 ms, well above a healthy
 	// round trip (well under a millisecond on a LAN) and well below what a
 	// person notices.
 	Timeout time.Duration
@@ -161,7 +163,7 @@ func gaveUp(ctx context.Context) bool {
 type health struct {
 	down   atomic.Bool
 	logger *slog.Logger
-	what   string // "rate limit", "notifier"
+	what   string // "rate limit", "notifier", "relay", "task store"
 	down1  string // the message logged when Redis stops answering
 }
 

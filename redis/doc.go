@@ -1,8 +1,10 @@
 // Package mcpredis runs what crosses the instances of an mcpmw service on
 // Redis, so that a service scales by adding instances behind any load
 // balancer, with no sticky sessions: a rate limit that every instance
-// counts against (PerIP, By), and a Notifier that carries change
-// notifications to the listeners of every instance (NewNotifier).
+// counts against (PerIP, By), a Notifier that carries change
+// notifications to the listeners of every instance (NewNotifier), the
+// relay of legacy answers and cancellations (NewRelay), and a TaskStore
+// that keeps the tasks of every instance (NewTaskStore).
 //
 // It is a module of its own, github.com/mcpmw/mcpmw/redis, so that the
 // core never depends on Redis. It builds on github.com/redis/go-redis/v9
@@ -26,7 +28,11 @@
 // script cache (a restart) does one check take a second, EVAL. Publishing
 // an event is one PUBLISH; hearing events costs no round trip per event or
 // per listener: each Notifier holds one subscription and fans events out
-// in its process.
+// in its process. A task store call is one round trip too: one HGETALL
+// per tasks/get, one script per Create and per Update (a renewal, a
+// question, an answer, a cancellation, the end); Expired, which each
+// instance calls every half lease, is one ZRANGEBYSCORE, and a second
+// script only when it finds expired leases.
 //
 // # Keys and channels
 //
@@ -41,11 +47,18 @@
 //	                                           legacy answers and cancellations for
 //	                                           the instance holding the call; a shard
 //	                                           channel under Cluster)
+//	<prefix>instances                          the relay's channel every instance hears
+//	                                           (cancellations)
+//	<prefix>{tasks}task:<id>                   a task: a hash, forgotten at Created+TTL
+//	<prefix>{tasks}task-leases                 the tasks that are not terminal: a sorted
+//	                                           set scored by the end of their lease
 //
-// A script touches one key, so under Cluster each check goes to the one
-// node holding its slot. The limit is part of the key, so a deployment
-// that changes it starts with fresh budgets rather than misreading old
-// ones.
+// A rate-limit script touches one key, so under Cluster each check goes
+// to the one node holding its slot. The limit is part of the key, so a
+// deployment that changes it starts with fresh budgets rather than
+// misreading old ones. The task store's keys share the hash tag {tasks},
+// so that one script can change a task and the lease set together: under
+// Cluster they are all on one node.
 //
 // # When Redis cannot answer
 //
@@ -53,8 +66,9 @@
 // partitioned, or too slow) fails on its own: nothing waits longer, nothing
 // is retried within the request. The rate limiter then applies
 // Config.Failure: FailOpen admits, FailClosed refuses with 429 and
-// Retry-After: 1. The change is logged once when Redis stops answering and
-// once when it answers again; recovery needs no restart, since the next
+// Retry-After: 1; a task store call returns an error naming Redis. The
+// change is logged once when Redis stops answering and once when it
+// answers again; recovery needs no restart, since the next
 // call simply succeeds. The Notifier's subscription is restored by
 // go-redis on its own; events published meanwhile are lost (pub/sub is
 // at-most-once), so each restored subscription calls the funcs given to

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/ratelimit"
 )
@@ -20,7 +18,7 @@ import (
 //go:embed gcra.lua
 var gcraSource string
 
-var gcra = redis.NewScript(gcraSource)
+var gcra = newScript(gcraSource)
 
 // A RateLimiter is an mcpmw.RateLimiter whose budgets live in Redis, so
 // that every instance sharing the Redis and the Config.Prefix counts
@@ -137,15 +135,9 @@ var (
 	zero           = []string{"0"}
 )
 
-// check runs the script on key: EVALSHA, and EVAL only when Redis has
-// lost the script (a restart, SCRIPT FLUSH), within the same deadline.
+// check runs the script on key, once within ctx.
 func (l *RateLimiter) check(ctx context.Context, key string) ([]int64, error) {
-	cmd := redis.NewCmd(ctx, "evalsha", gcra.Hash(), 1, key, l.interval, l.window)
-	_ = l.s.client.Process(ctx, noRetry{cmd})
-	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		cmd = redis.NewCmd(ctx, "eval", gcraSource, 1, key, l.interval, l.window)
-		_ = l.s.client.Process(ctx, noRetry{cmd})
-	}
+	cmd := gcra.run(ctx, l.s.client, []string{key}, l.interval, l.window)
 	v, err := cmd.Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = errors.New("mcpredis: the rate-limit script answered " + strconv.Itoa(len(v)) + " values, not 4")

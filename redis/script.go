@@ -1,0 +1,38 @@
+package mcpredis
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A luaScript is one of the package's scripts, sent by its hash so that a
+// call costs one round trip.
+type luaScript struct {
+	src  string
+	hash string // its SHA-1, for EVALSHA
+}
+
+func newScript(src string) luaScript {
+	return luaScript{src: src, hash: redis.NewScript(src).Hash()}
+}
+
+// run runs the script on keys and args, once (noRetry), within ctx:
+// EVALSHA, and EVAL only when Redis has lost the script (a restart,
+// SCRIPT FLUSH), within the same deadline.
+func (sc luaScript) run(ctx context.Context, c redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
+	argv := make([]any, 0, 3+len(keys)+len(args))
+	argv = append(argv, "evalsha", sc.hash, len(keys))
+	for _, k := range keys {
+		argv = append(argv, k)
+	}
+	argv = append(argv, args...)
+	cmd := redis.NewCmd(ctx, argv...)
+	_ = c.Process(ctx, noRetry{cmd})
+	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		argv[0], argv[1] = "eval", sc.src // the first command is done with argv
+		cmd = redis.NewCmd(ctx, argv...)
+		_ = c.Process(ctx, noRetry{cmd})
+	}
+	return cmd
+}
