@@ -149,6 +149,11 @@ const instructions = "Notes for your team: notes_list reads them, note_create ad
 // a second per waiting client (with REDIS_URL, one Redis round trip each).
 const taskPollInterval = 500 * time.Millisecond
 
+// taskMaxRunning bounds the exports one instance runs as tasks at once
+// (each mostly waits: EXPORT_DELAY); beyond it an export is answered when
+// done.
+const taskMaxRunning = 128
+
 // newRouter builds the application's router: chi's standard middleware, a
 // health check, and the MCP endpoint at /mcp, auditing to auditOut and
 // logging to logOut. extra tools are served beside the application's own
@@ -181,7 +186,7 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 		Notifier:     b.notify,
 		Relay:        b.relay,
 		RateLimit:    b.limit,
-		Tasks:        &mcpmw.TaskOptions{Store: b.tasks, PollInterval: taskPollInterval},
+		Tasks:        &mcpmw.TaskOptions{Store: b.tasks, PollInterval: taskPollInterval, MaxRunning: taskMaxRunning},
 	}
 	// One JSON object per line, the arguments as JSON (sensitive ones,
 	// note_create's text, as "[redacted]"); a line that cannot be written

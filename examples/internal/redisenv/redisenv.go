@@ -127,11 +127,8 @@ func StateKeys(getenv func(string) string) (*mcpmw.KeyRing, error) {
 
 // TaskStore returns the mcpmw.TaskStore that every instance on cfg
 // shares, for mcpmw.TaskOptions.Store, so that any instance answers
-// tasks/get, tasks/update and tasks/cancel for a task another runs. It
-// returns nil, mcpmw's default (the tasks in this process's memory, which
-// only the instance running a task answers for), until the redis module's
-// store is merged.
+// tasks/get, tasks/update and tasks/cancel for a task another runs, and
+// fails the tasks of an instance that died.
 func TaskStore(cfg mcpredis.Config) mcpmw.TaskStore {
-	// TODO(lead): mcpredis.NewTaskStore once merged: return mcpredis.NewTaskStore(cfg).
-	return nil
+	return mcpredis.NewTaskStore(cfg)
 }
