@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -243,6 +244,39 @@ var taskStoreCases = []struct {
 				t.Fatalf("the task is still there 5 s after its TTL of 300 ms: %v", err)
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+	}},
+	{"ZeroTTLNeverExpires", func(t *testing.T, s mcpmw.TaskStore) {
+		ctx := context.Background()
+		task := newTask("t-forever", time.Now().Add(-48*time.Hour))
+		task.TTL = 0
+		if err := s.Create(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, task.ID)
+		if err != nil {
+			t.Fatalf("a task without a TTL (0) is kept: %v", err)
+		}
+		sameTask(t, task, got, "Get of a task without a TTL")
+	}},
+	{"ExpiredHonoursItsLimit", func(t *testing.T, s mcpmw.TaskStore) {
+		ctx := context.Background()
+		now := time.Now()
+		for i := range 5 {
+			task := newTask("t-limit-"+strconv.Itoa(i), now)
+			task.LeaseUntil = now.Add(-time.Duration(i+1) * time.Second)
+			if err := s.Create(ctx, task); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, limit := range []int{1, 3, 5, 10} {
+			ids, err := s.Expired(ctx, now, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := min(limit, 5); len(ids) != want {
+				t.Fatalf("Expired(limit %d) returned %d ids, want %d: %v", limit, len(ids), want, ids)
+			}
 		}
 	}},
 	{"ConcurrentFinishesEndItOnce", func(t *testing.T, s mcpmw.TaskStore) {
