@@ -213,7 +213,7 @@ func (r *report) addRedisRoundTrips(srv *redisServer) {
 				r.otherFailures = append(r.otherFailures, "ours+redistasks round trips, "+sc.name+": "+err.Error())
 				continue
 			}
-			r.notes = append(r.notes, fmt.Sprintf("ours+redistasks, %s: %s Redis commands per request on its path, and %s after it (in the background, until every task had ended), over 1,000 sequential requests after a warm-up; the call itself sends none (no Redis limiter); besides, %d connection handshake(s) (HELLO, CLIENT SETINFO) as the pool grew",
+			r.notes = append(r.notes, fmt.Sprintf("ours+redistasks, %s: %s Redis commands per request on its path, and %s after it (in the background, until every task had ended), over 1,000 sequential requests after a warm-up; the call itself sends none (no Redis limiter); besides, %d command(s) opening connections (HELLO, CLIENT SETINFO) as the pool grew to serve requests and tasks' ends at once",
 				sc.name, rt.perRequest(rt.path), rt.perRequest(rt.after), rt.handshakes))
 		}
 	}
