@@ -27,11 +27,31 @@ import (
 
 // contestantNames lists every contestant in table order; floor comes first
 // because every ratio is taken against it. The default run measures them
-// all but optInContestants, which need more than Go (ours+redis: a
-// redis-server).
+// all but optInContestants, which need more than Go (ours+redis and
+// ours+redistasks: a redis-server). taskContestants are the only ones that
+// serve the task scenarios: the floor and the peers have no tasks
+// extension, and the other variants of ours would measure nothing more.
 var (
-	contestantNames  = []string{"floor", "ours", "ours+hooks", "ours+redis", "ours+typed", "gosdk", "mcpgo"}
-	optInContestants = []string{"ours+redis"}
+	contestantNames  = []string{"floor", "ours", "ours+hooks", "ours+redis", "ours+redistasks", "ours+typed", "gosdk", "mcpgo"}
+	optInContestants = []string{"ours+redis", "ours+redistasks"}
+	taskContestants  = []string{"ours", "ours+redistasks"}
+)
+
+// supports reports whether the contestant name serves sc; the harness
+// measures, and reports, only the pairs it does.
+func supports(name string, sc *scenario) bool {
+	return !sc.tasks || slices.Contains(taskContestants, name)
+}
+
+// The task settings of the contestants that serve tasks. The TTL outlasts
+// any run, so that taskget's task, created once, is never forgotten and no
+// task is swept while measured; a store's growth is bounded instead by the
+// harness (a fresh handler per taskcreate cell, closed after it). The
+// bound on running tasks is never reached, so that no call quietly runs
+// as a plain one (taskcreate checks that every answer is a task).
+const (
+	benchTaskTTL        = 24 * time.Hour
+	benchTaskMaxRunning = 1 << 20
 )
 
 // defaultContestants is contestantNames without the opt-in ones.
@@ -68,6 +88,7 @@ type setup struct {
 	ask      bool // also serve confirm, which asks the client (input_required)
 	resource bool // also serve the resource resourceURI
 	prompt   bool // also serve the prompt promptName
+	tasks    bool // serve echo as a TaskOptional tool, with a task store
 }
 
 // The resource of the read1k scenario: 1 KiB of plain ASCII text, which no
@@ -105,6 +126,8 @@ func newContestant(name string, s setup) (http.Handler, error) {
 		return newOurs(s, true), nil
 	case "ours+redis":
 		return newOursRedis(s)
+	case "ours+redistasks":
+		return newOursRedisTasks(s)
 	case "ours+typed":
 		return newOursTyped(s), nil
 	case "gosdk":
@@ -125,6 +148,20 @@ type benchCaller struct{}
 
 func (benchCaller) Can(mcpmw.Permission) bool { return true }
 func (benchCaller) String() string            { return "bench-user" }
+
+// taskCaller is benchCaller with the CallerID a task's caller must have.
+type taskCaller struct{ benchCaller }
+
+func (taskCaller) CallerID() string { return "bench-user" }
+
+// closeHandler ends what h runs in the background, when it is ours: its
+// tasks (Handler.Close waits for them to end), and ours+redistasks's Redis
+// client.
+func closeHandler(h http.Handler) {
+	if c, ok := h.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
 
 // The confirm tool of the ask scenario: it asks the client to confirm with
 // an elicitation form, and has no arguments.
@@ -148,6 +185,9 @@ func ourTools(s setup) []mcpmw.Tool {
 			return mcpmw.TextResult(msg), nil
 		},
 	}}
+	if s.tasks {
+		list[0].Task = mcpmw.TaskOptional
+	}
 	for i := 1; i < tools; i++ {
 		list = append(list, mcpmw.Tool{
 			Name: dummyName(i), Description: fmt.Sprintf(dummyDescription, i), Permission: "read",
@@ -201,13 +241,15 @@ func addOurExtras(reg *mcpmw.Registry, s setup) {
 // reaches.
 func newOurs(s setup, hooks bool) *mcpmw.Handler {
 	if hooks {
-		return newOursWith(s, ratelimit.PerIP(1<<30, time.Minute))
+		return newOursWith(s, ratelimit.PerIP(1<<30, time.Minute), nil)
 	}
-	return newOursWith(s, nil)
+	return newOursWith(s, nil, nil)
 }
 
 // newOursWith is ours with hooks and limiter, or bare when limiter is nil.
-func newOursWith(s setup, limiter mcpmw.RateLimiter) *mcpmw.Handler {
+// A setup with tasks keeps them in store (nil: the memory store), and its
+// caller has a CallerID.
+func newOursWith(s setup, limiter mcpmw.RateLimiter, store mcpmw.TaskStore) *mcpmw.Handler {
 	var reg mcpmw.Registry
 	reg.AddTools(ourTools(s)...)
 	addOurExtras(&reg, s)
@@ -216,8 +258,13 @@ func newOursWith(s setup, limiter mcpmw.RateLimiter) *mcpmw.Handler {
 		PageSize: pageSize,
 		Logger:   discardLogger,
 	}
+	var caller mcpmw.Caller = benchCaller{}
+	if s.tasks {
+		opts.Tasks = &mcpmw.TaskOptions{Store: store, TTL: benchTaskTTL, MaxRunning: benchTaskMaxRunning}
+		caller = taskCaller{}
+	}
 	if limiter == nil {
-		allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
+		allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return caller, nil })
 		noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
 		return mcpmw.New(&reg, allowAll, noAudit, opts)
 	}
@@ -227,7 +274,7 @@ func newOursWith(s setup, limiter mcpmw.RateLimiter) *mcpmw.Handler {
 		if len(got) != len(want) || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			return nil, errors.New("bad bearer token")
 		}
-		return benchCaller{}, nil
+		return caller, nil
 	})
 	auditLog := mcpmw.JSONAuditor(&auditSink, nil)
 	opts.RateLimit = limiter
@@ -241,7 +288,38 @@ func newOursRedis(s setup) (*mcpmw.Handler, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("ours+redis: no redis-server (%s is not set)", redisEnv)
 	}
-	return newOursWith(s, redisLimiter(goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true}))), nil
+	return newOursWith(s, redisLimiter(goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true})), nil), nil
+}
+
+// redisTasksHandler is ours+redistasks: the bare ours with its tasks in
+// Redis (mcpredis.NewTaskStore), closed with the client it made.
+type redisTasksHandler struct {
+	*mcpmw.Handler
+	client *goredis.Client
+}
+
+// Close ends the handler's tasks, then closes its client.
+func (h redisTasksHandler) Close() {
+	h.Handler.Close()
+	_ = h.client.Close()
+}
+
+// newOursRedisTasks is ours+redistasks on the redis-server whose address
+// is in redisEnv. On the scenarios without tasks it is the bare ours.
+func newOursRedisTasks(s setup) (http.Handler, error) {
+	addr := os.Getenv(redisEnv)
+	if addr == "" {
+		return nil, fmt.Errorf("ours+redistasks: no redis-server (%s is not set)", redisEnv)
+	}
+	client := goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	return redisTasksHandler{newOursWith(s, nil, redisTaskStore(client)), client}, nil
+}
+
+// redisTaskStore is ours+redistasks's task store on client, with
+// mcpredis's default timeout (50 ms): a store call Redis does not answer
+// in time shows as a wrong answer, never as speed.
+func redisTaskStore(client goredis.UniversalClient) mcpmw.TaskStore {
+	return mcpredis.NewTaskStore(mcpredis.Config{Client: client, Logger: discardLogger})
 }
 
 // redisLimiter is ours+redis's limiter on client: a limit never reached,

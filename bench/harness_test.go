@@ -28,14 +28,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// Every contestant answers every scenario correctly, answers it the same way
-// twice (so the fingerprint check holds), and can be counted for goroutines.
+// Every contestant answers every scenario it serves correctly, answers it
+// the same way twice (so the fingerprint check holds), and can be counted
+// for goroutines.
 func TestEveryContestantAnswersEveryScenario(t *testing.T) {
 	for _, sc := range allScenarios(100) {
 		for _, name := range defaultContestants() {
+			if !supports(name, sc) {
+				continue
+			}
 			t.Run(sc.name+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				h, err := newContestant(name, sc.setup())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { closeHandler(h) })
+				sc, err := bind(sc, inProcess(h))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -61,6 +70,9 @@ func TestEveryContestantAnswersEveryScenario(t *testing.T) {
 // The floor's answers are ours, byte for byte: same shape, same size.
 func TestFloorAnswersLikeOurs(t *testing.T) {
 	for _, sc := range allScenarios(10) {
+		if !supports("floor", sc) {
+			continue
+		}
 		t.Run(sc.name, func(t *testing.T) {
 			answer := func(name string) []byte {
 				h, err := newContestant(name, sc.setup())
@@ -324,16 +336,60 @@ func TestServe(t *testing.T) {
 }
 
 // One tiny run of the whole harness, both phases, through the real child
-// processes, prints a table and finds no failures.
+// processes, prints a table and finds no failures; the task scenarios are
+// measured for ours only, with their ratio to call50, and the contestants
+// without tasks are left out of their rows.
 func TestRunTiny(t *testing.T) {
 	all := allScenarios(10)
-	cfg := config{
-		rounds: 2, loopRounds: 1, benchtime: 5 * time.Millisecond,
-		duration: 100 * time.Millisecond, warmup: 20 * time.Millisecond,
-		conc: []int{2}, scenarios: all[:2], loopScenarios: []*scenario{all[0], scenarioNamed(t, "read1k"), scenarioNamed(t, "prompt")},
-		contestants: []string{"floor", "ours"}, goroutineSamples: 2,
-		inprocess: true, loopback: true, command: "test",
+	taskget, taskcreate := scenarioNamed(t, "taskget"), scenarioNamed(t, "taskcreate")
+	cfg := tinyConfig([]*scenario{all[0], all[1], taskget, taskcreate},
+		[]*scenario{all[0], scenarioNamed(t, "read1k"), scenarioNamed(t, "prompt"), taskget},
+		"floor", "ours", "ours+typed")
+	cfg.rounds = 2
+	rep, text := runReport(t, cfg)
+	for _, want := range []string{"| tools/call echo 50 B | ours |", "| tools/list, 1 tool | floor |", "| 2 | ours |", "resources/read 1 KiB text", "prompts/get, 1 argument",
+		"| tasks/get, completed task | ours |", "| tools/call echo 50 B as a task | ours |", "- Tasks ÷ tools/call echo 50 B (call50) of the same contestant, time (median of per-round ratios): ours taskget ",
+		"### Loopback: tasks/get, completed task"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
 	}
+	for _, name := range []string{"floor", "ours+typed"} {
+		for _, title := range []string{taskget.title, taskcreate.title} {
+			if row := "| " + title + " | " + name + " |"; strings.Contains(text, row) {
+				t.Errorf("report has %q, which has no tasks", row)
+			}
+		}
+	}
+	_, loopTask, _ := strings.Cut(text, "### Loopback: tasks/get, completed task")
+	loopTask, _, _ = strings.Cut(loopTask, "- req/s")
+	if !strings.Contains(loopTask, "| 2 | ours |") || strings.Contains(loopTask, "| floor |") {
+		t.Errorf("loopback taskget section is not ours alone:\n%s", loopTask)
+	}
+	if g := rep.goroutines[cellKey{"taskcreate", "ours"}]; g < 1 {
+		t.Errorf("taskcreate: %v goroutines per request, want at least the task's run", g)
+	}
+	if testing.Verbose() {
+		fmt.Println(text)
+	}
+}
+
+// tinyConfig is a run of the harness as short as it gets: one round of
+// 5 ms per cell in-process, one of 100 ms at 2 clients on loopback.
+func tinyConfig(scenarios, loopScenarios []*scenario, contestants ...string) config {
+	return config{
+		rounds: 1, loopRounds: 1, benchtime: 5 * time.Millisecond,
+		duration: 100 * time.Millisecond, warmup: 20 * time.Millisecond,
+		conc: []int{2}, scenarios: scenarios, loopScenarios: loopScenarios,
+		contestants: contestants, goroutineSamples: 2,
+		inprocess: len(scenarios) > 0, loopback: len(loopScenarios) > 0, command: "test",
+	}
+}
+
+// runReport runs the harness with cfg and returns the report and its
+// text, failing t if any answer was wrong.
+func runReport(t *testing.T, cfg config) (*report, string) {
+	t.Helper()
 	rep, err := run(context.Background(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -343,14 +399,24 @@ func TestRunTiny(t *testing.T) {
 	if rep.failed() {
 		t.Fatalf("failures:\n%s", out.String())
 	}
-	for _, want := range []string{"| tools/call echo 50 B | ours |", "| tools/list, 1 tool | floor |", "| 2 | ours |", "resources/read 1 KiB text", "prompts/get, 1 argument"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, out.String())
+	return rep, out.String()
+}
+
+// startTestRedis starts a redis-server for t, stopped when t ends, and
+// passes its address to the contestants (redisEnv). Without redis-server
+// t skips, unless MCPMW_REQUIRE_REDIS is set.
+func startTestRedis(t *testing.T) *redisServer {
+	t.Helper()
+	srv, err := startRedis()
+	if err != nil {
+		if os.Getenv("MCPMW_REQUIRE_REDIS") != "" {
+			t.Fatal(err)
 		}
+		t.Skip(err)
 	}
-	if testing.Verbose() {
-		fmt.Println(out.String())
-	}
+	t.Cleanup(srv.stop)
+	t.Setenv(redisEnv, srv.addr)
+	return srv
 }
 
 func TestMedianAndQuantile(t *testing.T) {
@@ -377,15 +443,7 @@ func TestMedianAndQuantile(t *testing.T) {
 // redis-server; without one it skips, unless MCPMW_REQUIRE_REDIS is set (as
 // .ci/run sets it).
 func TestOursRedis(t *testing.T) {
-	srv, err := startRedis()
-	if err != nil {
-		if os.Getenv("MCPMW_REQUIRE_REDIS") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	defer srv.stop()
-	t.Setenv(redisEnv, srv.addr)
+	srv := startTestRedis(t)
 	sc := allScenarios(100)[0]
 	h, err := newContestant("ours+redis", sc.setup())
 	if err != nil {

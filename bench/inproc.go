@@ -104,6 +104,54 @@ func newRequest(tmpl *http.Request, body []byte) *http.Request {
 	return &f.req // its context is nil, which Context reports as context.Background()
 }
 
+// A handlerPool builds the handlers of the in-process contestants, keeps
+// those it may reuse from cell to cell, and the scenarios bound to them.
+type handlerPool struct {
+	handlers map[handlerKey]http.Handler
+	bound    map[cellKey]*scenario
+}
+
+func newHandlerPool() *handlerPool {
+	return &handlerPool{handlers: map[handlerKey]http.Handler{}, bound: map[cellKey]*scenario{}}
+}
+
+// open returns name's handler for sc, and sc bound to it (bind). A
+// scenario whose requests leave state behind (ownHandler) gets a new
+// handler every time, which the caller closes; the pool keeps the others,
+// one per contestant and setup.
+func (p *handlerPool) open(name string, sc *scenario) (http.Handler, *scenario, error) {
+	k := handlerKey{name, sc.setup()}
+	h, ok := p.handlers[k]
+	if !ok || sc.ownHandler() {
+		var err error
+		if h, err = newContestant(name, sc.setup()); err != nil {
+			return nil, nil, err
+		}
+		if !sc.ownHandler() {
+			p.handlers[k] = h
+		}
+	}
+	ck := cellKey{sc.name, name}
+	if p.bound[ck] == nil {
+		b, err := bind(sc, inProcess(h))
+		if err != nil {
+			closeHandler(h)
+			delete(p.handlers, k)
+			return nil, nil, fmt.Errorf("in-process %s: %w", name, err)
+		}
+		p.bound[ck] = b
+	}
+	return h, p.bound[ck], nil
+}
+
+// close closes the handlers the pool keeps.
+func (p *handlerPool) close() {
+	for k, h := range p.handlers {
+		closeHandler(h)
+		delete(p.handlers, k)
+	}
+}
+
 // cellResult is one contestant's figures for one scenario in one round.
 type cellResult struct {
 	nsPerOp     float64
@@ -122,7 +170,7 @@ func validateOnce(h http.Handler, sc *scenario, tmpl *http.Request, body []byte)
 	if err := sc.validate(w.status, w.contentType(), w.body); err != nil {
 		return nil, err
 	}
-	return newFingerprint(w.body), nil
+	return sc.fingerprint(w.body), nil
 }
 
 // benchCell measures h answering sc with testing.Benchmark over ServeHTTP.
@@ -188,20 +236,29 @@ func goroutinesPerRequest(h http.Handler, sc *scenario, n int) (float64, error) 
 	if err != nil {
 		return 0, err
 	}
-	w := newFakeWriter()
 	before, ok := goroutinesCreated()
 	if !ok {
 		return -1, nil
 	}
+	if err := serveSequentially(h, tmpl, body, fp, n); err != nil {
+		return 0, err
+	}
+	after, _ := goroutinesCreated()
+	return float64(after-before) / float64(n), nil
+}
+
+// serveSequentially sends n copies of tmpl with body to h, one after the
+// other on this goroutine, and checks every answer against fp.
+func serveSequentially(h http.Handler, tmpl *http.Request, body []byte, fp *fingerprint, n int) error {
+	w := newFakeWriter()
 	for range n {
 		w.reset()
 		h.ServeHTTP(w, newRequest(tmpl, body))
 		if !fp.match(w.status, w.body) {
-			return 0, fmt.Errorf("answer differs from the validated one: HTTP %d: %s", w.status, clip(w.body))
+			return fmt.Errorf("answer differs from the validated one: HTTP %d: %s", w.status, clip(w.body))
 		}
 	}
-	after, _ := goroutinesCreated()
-	return float64(after-before) / float64(n), nil
+	return nil
 }
 
 // harnessOverhead measures what every in-process figure includes besides the

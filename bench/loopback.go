@@ -27,6 +27,7 @@ func serve(name string, s setup, in io.Reader, out io.Writer, maxLife time.Durat
 	if err != nil {
 		return err
 	}
+	defer closeHandler(h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -66,8 +67,8 @@ type child struct {
 
 // serveEnv, when set in the environment, makes this binary (or the test
 // binary) a loopback child: "name,tools,maxLife" followed by options, each
-// ",ask" (also serve confirm), ",resource" (also serve the resource) or
-// ",prompt" (also serve the prompt),
+// ",ask" (also serve confirm), ",resource" (also serve the resource),
+// ",prompt" (also serve the prompt) or ",tasks" (echo may become a task),
 // e.g. "ours,100,10m" or "ours,100,10m,ask".
 const serveEnv = "MCPMW_BENCH_SERVE"
 
@@ -94,6 +95,8 @@ func childMain() bool {
 			s.resource = true
 		case "prompt":
 			s.prompt = true
+		case "tasks":
+			s.tasks = true
 		default:
 			err3 = errors.Join(err3, fmt.Errorf("unknown option %q", opt))
 		}
@@ -126,6 +129,9 @@ func startChild(name string, s setup, maxLife time.Duration) (*child, error) {
 	}
 	if s.prompt {
 		spec += ",prompt"
+	}
+	if s.tasks {
+		spec += ",tasks"
 	}
 	cmd.Env = append(os.Environ(), spec)
 	cmd.Stderr = os.Stderr
@@ -198,7 +204,7 @@ func fetchFingerprint(client *http.Client, url string, sc *scenario, body []byte
 	if err := sc.validate(status, ct, got); err != nil {
 		return nil, err
 	}
-	return newFingerprint(got), nil
+	return sc.fingerprint(got), nil
 }
 
 // post sends one request and reads the whole answer into buf's storage.

@@ -5,6 +5,7 @@
 //	cd bench && go run . -rounds 10    # what the README shows
 //	cd bench && go run . -scenarios ask,read1k,prompt -loopback=false   # the opt-in scenarios
 //	cd bench && go run . -contestants ours+hooks,ours+redis -scenarios call50 -inprocess=false -conc 64   # the Redis limiter beside the in-memory one
+//	cd bench && go run . -contestants ours,ours+redistasks -scenarios call50,taskget,taskcreate -loopscenarios taskget -conc 16   # tasks, in memory and in Redis
 //	cd bench && go run . -contestants ours -scenarios list1000 -loopback=false \
 //		-cpuprofile cpu.out -memprofile mem.out   # profile (the floor always runs too)
 //
@@ -34,7 +35,14 @@
 // mcpredis.PerIP failing closed, against a redis-server the harness starts
 // on this machine, whose round trips per request it counts), and as ours+typed (bare, with echo built by
 // typed.NewTool: its arguments validated against the derived schema, then
-// decoded into a struct). gosdk is mcp.NewStreamableHTTPHandler with
+// decoded into a struct). The task scenarios (opt-in) are served by ours
+// only: taskget, a tasks/get of a task created during setup and completed
+// before it is measured, and taskcreate, a tools/call of echo (then a
+// TaskOptional tool) that becomes a task and is answered once the task is
+// stored; ours keeps its tasks in memory, ours+redistasks (opt-in, the bare
+// ours with mcpredis.NewTaskStore, against the same redis-server) in
+// Redis, whose commands per request it counts, on the request's path and
+// after it. gosdk is mcp.NewStreamableHTTPHandler with
 // Stateless and JSONResponse; mcpgo is server.NewStreamableHTTPServer with
 // WithStateLess(true). Peers register tools through their raw-schema APIs
 // (no reflection, no per-call schema validation), and everyone's page size
@@ -44,7 +52,10 @@
 // reader (one allocation, reported in the output and included in every
 // figure, the floor's too); the ResponseWriter is reused, so it allocates
 // nothing. The first answer of each cell is validated fully, every later one
-// against that answer's fingerprint. Goroutines per request come from the
+// against that answer's fingerprint (for taskcreate, whose answers differ
+// in the task's id and times, less those bytes). A taskcreate cell gets a
+// handler of its own, closed once its tasks have ended, so that no cell
+// measures a store that earlier cells filled. Goroutines per request come from the
 // runtime's /sched/goroutines-created counter around sequential requests.
 //
 // Loopback, each contestant is this binary re-executed with MCPMW_BENCH_SERVE
@@ -101,9 +112,9 @@ func main() {
 		duration      = flag.Duration("duration", 3*time.Second, "loopback measured time per contestant, concurrency and round")
 		warmup        = flag.Duration("warmup", 500*time.Millisecond, "loopback warm-up before each measurement (not counted)")
 		concFlag      = flag.String("conc", "16,64", "loopback concurrencies (keep-alive clients)")
-		scenarioFlag  = flag.String("scenarios", "call50,list1,list100,list1000,call100k", "in-process scenarios (also: ask, read1k, prompt; left out of the default to keep a full run near 3.5 minutes)")
-		loopFlag      = flag.String("loopscenarios", "call50", "loopback scenarios")
-		contFlag      = flag.String("contestants", strings.Join(defaultContestants(), ","), "contestants (floor is always measured: ratios need it); ours+redis, opt-in, needs redis-server")
+		scenarioFlag  = flag.String("scenarios", "call50,list1,list100,list1000,call100k", "in-process scenarios (also: ask, read1k, prompt, taskget, taskcreate; left out of the default to keep a full run near 3.5 minutes)")
+		loopFlag      = flag.String("loopscenarios", "call50", "loopback scenarios (any but taskcreate)")
+		contFlag      = flag.String("contestants", strings.Join(defaultContestants(), ","), "contestants (floor is always measured: ratios need it); ours+redis and ours+redistasks, opt-in, need redis-server")
 		callTools     = flag.Int("calltools", 100, "tools registered for the tools/call scenarios (echo plus dummies)")
 		goroutineReqs = flag.Int("goroutine-requests", 100, "requests sent to count goroutines created per request")
 		inprocess     = flag.Bool("inprocess", true, "run the in-process benchmarks")
@@ -116,10 +127,11 @@ func main() {
 		serveAsk      = flag.Bool("ask", false, "with -serve, also serve confirm, the ask scenario's tool")
 		serveResource = flag.Bool("resource", false, "with -serve, also serve the read1k scenario's resource")
 		servePrompt   = flag.Bool("prompt", false, "with -serve, also serve the prompt scenario's prompt")
+		serveTasks    = flag.Bool("tasks", false, "with -serve, serve echo as a tool that may become a task (the task scenarios' setup)")
 	)
 	flag.Parse()
 	if *serveName != "" {
-		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk, resource: *serveResource, prompt: *servePrompt}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
+		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk, resource: *serveResource, prompt: *servePrompt, tasks: *serveTasks}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -serve:", err)
 			os.Exit(1)
 		}
@@ -154,7 +166,7 @@ func main() {
 	if cfg.scenarios, err = pickScenarios(all, *scenarioFlag); err != nil {
 		fatal(fmt.Errorf("-scenarios: %w", err))
 	}
-	if cfg.loopScenarios, err = pickScenarios(all, *loopFlag); err != nil {
+	if cfg.loopScenarios, err = pickLoopScenarios(all, *loopFlag); err != nil {
 		fatal(fmt.Errorf("-loopscenarios: %w", err))
 	}
 	if cfg.contestants, err = pickContestants(*contFlag); err != nil {
@@ -220,6 +232,19 @@ func pickScenarios(all []*scenario, list string) ([]*scenario, error) {
 	return out, nil
 }
 
+// pickLoopScenarios is pickScenarios for the loopback phase, which refuses
+// the scenarios whose requests leave state behind (ownHandler): a loopback
+// child serves for the whole phase, and would pile it up.
+func pickLoopScenarios(all []*scenario, list string) ([]*scenario, error) {
+	out, err := pickScenarios(all, list)
+	for _, sc := range out {
+		if err == nil && sc.ownHandler() {
+			err = fmt.Errorf("%s runs in-process only: each request leaves a task in the contestant's store, which a loopback child keeps for the whole phase", sc.name)
+		}
+	}
+	return out, err
+}
+
 func pickContestants(list string) ([]string, error) {
 	want := map[string]bool{"floor": true}
 	for _, name := range strings.Split(list, ",") {
@@ -250,7 +275,7 @@ func rotate(names []string, r int) []string {
 // run performs the measurements and returns the report; progress goes to log.
 func run(ctx context.Context, cfg config, log io.Writer) (*report, error) {
 	rep := newReport(cfg)
-	if slices.Contains(cfg.contestants, "ours+redis") {
+	if slices.ContainsFunc(cfg.contestants, func(name string) bool { return slices.Contains(optInContestants, name) }) {
 		srv, err := startRedis()
 		if err != nil {
 			return nil, err
@@ -259,18 +284,7 @@ func run(ctx context.Context, cfg config, log io.Writer) (*report, error) {
 		if err := os.Setenv(redisEnv, srv.addr); err != nil { // the loopback children inherit it
 			return nil, err
 		}
-		defer func() {
-			sc := cfg.scenarios[0]
-			if cfg.loopback && !cfg.inprocess {
-				sc = cfg.loopScenarios[0]
-			}
-			per, err := redisRoundTrips(srv, sc, 1000)
-			if err != nil {
-				rep.otherFailures = append(rep.otherFailures, "ours+redis round trips: "+err.Error())
-				return
-			}
-			rep.notes = append(rep.notes, fmt.Sprintf("ours+redis: %.2f Redis round trips per %s request (the commands its client sent over 1,000 sequential requests after a warm-up: the rate-limit check, one EVALSHA)", per, sc.name))
-		}()
+		defer rep.addRedisRoundTrips(srv)
 	}
 	if cfg.inprocess {
 		if err := runInProcess(ctx, cfg, rep, log); err != nil {
@@ -292,25 +306,22 @@ type handlerKey struct {
 }
 
 func runInProcess(ctx context.Context, cfg config, rep *report, log io.Writer) error {
-	handlers := map[handlerKey]http.Handler{}
-	handler := func(name string, s setup) (http.Handler, error) {
-		k := handlerKey{name, s}
-		if h, ok := handlers[k]; ok {
-			return h, nil
-		}
-		hh, err := newContestant(name, s)
-		if err != nil {
-			return nil, err
-		}
-		handlers[k] = hh
-		return hh, nil
-	}
+	pool := newHandlerPool()
+	defer pool.close()
 	// Build every handler before measuring, so construction garbage and
-	// one-off initialisation are out of the way.
+	// one-off initialisation are out of the way (and a contestant that
+	// cannot be built fails the run at once).
 	for _, sc := range cfg.scenarios {
 		for _, name := range cfg.contestants {
-			if _, err := handler(name, sc.setup()); err != nil {
+			if !supports(name, sc) {
+				continue
+			}
+			h, _, err := pool.open(name, sc)
+			if err != nil {
 				return err
+			}
+			if sc.ownHandler() {
+				closeHandler(h)
 			}
 		}
 	}
@@ -333,16 +344,22 @@ func runInProcess(ctx context.Context, cfg config, rep *report, log io.Writer) e
 		start := time.Now()
 		for _, sc := range cfg.scenarios {
 			for _, name := range rotate(cfg.contestants, r) {
+				if !supports(name, sc) {
+					continue
+				}
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				h, _ := handler(name, sc.setup())
+				h, b, err := pool.open(name, sc)
+				if err != nil {
+					return err
+				}
 				var linesBefore int64
 				audits := name == "ours+hooks" || name == "ours+redis"
 				if audits {
 					linesBefore, _ = auditSink.count()
 				}
-				res := benchCell(h, sc)
+				res := benchCell(h, b)
 				if audits && res.errors == 0 {
 					lines, _ := auditSink.count()
 					if got, want := lines-linesBefore, int64(res.iterations)+1; got != want {
@@ -351,12 +368,15 @@ func runInProcess(ctx context.Context, cfg config, rep *report, log io.Writer) e
 				}
 				rep.addCell(sc, name, res)
 				if r == 0 {
-					g, err := goroutinesPerRequest(h, sc, cfg.goroutineSamples)
+					g, err := goroutinesPerRequest(h, b, cfg.goroutineSamples)
 					if err != nil {
 						rep.otherFailures = append(rep.otherFailures, fmt.Sprintf("in-process %s, %s: counting goroutines: %v", sc.name, name, err))
 						g = -1
 					}
 					rep.goroutines[cellKey{sc.name, name}] = g
+				}
+				if sc.ownHandler() {
+					closeHandler(h) // waits for the cell's tasks to end
 				}
 			}
 		}
@@ -385,17 +405,28 @@ func runLoopback(ctx context.Context, cfg config, rep *report, log io.Writer) er
 		}
 	}()
 	maxLife := time.Duration(cfg.loopRounds*len(cfg.conc)*len(cfg.loopScenarios)*len(cfg.contestants))*(cfg.duration+cfg.warmup+15*time.Second) + time.Minute
+	tr := &http.Transport{Proxy: nil}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second} // for bind
+	bound := map[cellKey]*scenario{}
 	for _, sc := range cfg.loopScenarios {
 		for _, name := range cfg.contestants {
-			k := handlerKey{name, sc.setup()}
-			if children[k] != nil {
+			if !supports(name, sc) {
 				continue
 			}
-			c, err := startChild(name, sc.setup(), maxLife)
-			if err != nil {
-				return err
+			k := handlerKey{name, sc.setup()}
+			if children[k] == nil {
+				c, err := startChild(name, sc.setup(), maxLife)
+				if err != nil {
+					return err
+				}
+				children[k] = c
 			}
-			children[k] = c
+			b, err := bind(sc, overHTTP(client, children[k].url))
+			if err != nil {
+				return fmt.Errorf("loopback %s: %w", name, err)
+			}
+			bound[cellKey{sc.name, name}] = b
 		}
 	}
 	for r := range cfg.loopRounds {
@@ -403,11 +434,14 @@ func runLoopback(ctx context.Context, cfg config, rep *report, log io.Writer) er
 		for _, sc := range cfg.loopScenarios {
 			for _, conc := range cfg.conc {
 				for _, name := range rotate(cfg.contestants, r) {
+					if !supports(name, sc) {
+						continue
+					}
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
 					c := children[handlerKey{name, sc.setup()}]
-					res := load(ctx, c.url, sc, conc, cfg.warmup, cfg.duration)
+					res := load(ctx, c.url, bound[cellKey{sc.name, name}], conc, cfg.warmup, cfg.duration)
 					rep.addLoad(sc, conc, name, res)
 				}
 			}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,19 +73,77 @@ func (s *redisServer) stop() {
 }
 
 // commandCounter is a go-redis hook counting the commands its client
-// sends: its round trips.
-type commandCounter struct{ n atomic.Int64 }
+// sends, its round trips, by name: apart those sent for a request that
+// redisTaskRoundTrips marks (onPath), which are on the request's path,
+// from the others, sent in the background (a task's run, the reaper).
+// The commands that open a new connection (HELLO, CLIENT SETINFO) are
+// counted apart, as handshakes: the pool opens one when requests and
+// tasks' ends need more connections at once than it has.
+type commandCounter struct {
+	mu               sync.Mutex
+	path, background map[string]int64
+	handshakes       int64
+}
+
+// handshake reports whether the command named name opens a connection.
+func handshake(name string) bool { return name == "hello" || name == "client" }
+
+// onPathKey marks the context of a request whose commands are on its path.
+type onPathKey struct{}
+
+func (c *commandCounter) add(ctx context.Context, cmds ...redis.Cmder) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := &c.background
+	if ctx.Value(onPathKey{}) != nil {
+		m = &c.path
+	}
+	if *m == nil {
+		*m = map[string]int64{}
+	}
+	for _, cmd := range cmds {
+		if handshake(cmd.Name()) {
+			c.handshakes++
+			continue
+		}
+		(*m)[cmd.Name()]++
+	}
+}
+
+// reset forgets every command counted so far.
+func (c *commandCounter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.path, c.background, c.handshakes = nil, nil, 0
+}
+
+// counts returns copies of the counts so far: on a request's path, in
+// the background, and the handshakes.
+func (c *commandCounter) counts() (path, background map[string]int64, handshakes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.path), maps.Clone(c.background), c.handshakes
+}
+
+// total is the number of commands in counts.
+func total(counts map[string]int64) int64 {
+	var n int64
+	for _, v := range counts {
+		n += v
+	}
+	return n
+}
 
 func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
+		c.add(ctx, cmd)
 		return next(ctx, cmd)
 	}
 }
 func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
+		c.add(ctx, cmds...)
 		return next(ctx, cmds)
 	}
 }
@@ -94,21 +156,131 @@ func redisRoundTrips(srv *redisServer, sc *scenario, n int) (float64, error) {
 	defer client.Close()
 	var sent commandCounter
 	client.AddHook(&sent)
-	h := newOursWith(sc.setup(), redisLimiter(client))
+	h := newOursWith(sc.setup(), redisLimiter(client), nil)
 	body := sc.body()
 	tmpl := newTemplateRequest(sc, body)
 	fp, err := validateOnce(h, sc, tmpl, body)
 	if err != nil {
 		return 0, err
 	}
-	sent.n.Store(0)
-	w := newFakeWriter()
-	for range n {
-		w.reset()
-		h.ServeHTTP(w, newRequest(tmpl, body))
-		if !fp.match(w.status, w.body) {
-			return 0, fmt.Errorf("ours+redis: an answer differs from the validated one: %d %s", w.status, clip(w.body))
+	sent.reset()
+	if err := serveSequentially(h, tmpl, body, fp, n); err != nil {
+		return 0, fmt.Errorf("ours+redis: %w", err)
+	}
+	path, background, handshakes := sent.counts()
+	return float64(total(path)+total(background)+handshakes) / float64(n), nil
+}
+
+// roundTripRequests is how many requests the round trips of an opt-in
+// contestant are counted over.
+const roundTripRequests = 1000
+
+// addRedisRoundTrips counts the Redis round trips of the opt-in
+// contestants the run measures, on srv, and adds them to the notes (or,
+// when they cannot be counted, to the failures): ours+redis's for the
+// first scenario it was measured on, ours+redistasks's for every task
+// scenario it was measured on.
+func (r *report) addRedisRoundTrips(srv *redisServer) {
+	var measured []*scenario
+	if r.cfg.inprocess {
+		measured = r.cfg.scenarios
+	}
+	if r.cfg.loopback {
+		for _, sc := range r.cfg.loopScenarios {
+			if !slices.Contains(measured, sc) {
+				measured = append(measured, sc)
+			}
 		}
 	}
-	return float64(sent.n.Load()) / float64(n), nil
+	if slices.Contains(r.cfg.contestants, "ours+redis") {
+		if i := slices.IndexFunc(measured, func(sc *scenario) bool { return supports("ours+redis", sc) }); i >= 0 {
+			sc := measured[i]
+			per, err := redisRoundTrips(srv, sc, roundTripRequests)
+			if err != nil {
+				r.otherFailures = append(r.otherFailures, "ours+redis round trips: "+err.Error())
+			} else {
+				r.notes = append(r.notes, fmt.Sprintf("ours+redis: %.2f Redis round trips per %s request (the commands its client sent over 1,000 sequential requests after a warm-up: the rate-limit check, one EVALSHA)", per, sc.name))
+			}
+		}
+	}
+	if slices.Contains(r.cfg.contestants, "ours+redistasks") {
+		for _, sc := range measured {
+			if !sc.tasks {
+				continue
+			}
+			rt, err := redisTaskRoundTrips(srv, sc, roundTripRequests)
+			if err != nil {
+				r.otherFailures = append(r.otherFailures, "ours+redistasks round trips, "+sc.name+": "+err.Error())
+				continue
+			}
+			r.notes = append(r.notes, fmt.Sprintf("ours+redistasks, %s: %s Redis commands per request on its path, and %s after it (in the background, until every task had ended), over 1,000 sequential requests after a warm-up; the call itself sends none (no Redis limiter); besides, %d command(s) opening connections (HELLO, CLIENT SETINFO) as the pool grew to serve requests and tasks' ends at once",
+				sc.name, rt.perRequest(rt.path), rt.perRequest(rt.after), rt.handshakes))
+		}
+	}
+}
+
+// taskRoundTrips are the Redis commands of requests of a task scenario,
+// by name: on their path, and after them (in the background, until every
+// task they made has ended).
+type taskRoundTrips struct {
+	requests    int
+	path, after map[string]int64
+	handshakes  int64 // of the connections opened meanwhile
+}
+
+// redisTaskRoundTrips sends n requests of sc (taskget or taskcreate), one
+// at a time, to an ours+redistasks handler whose client counts the
+// commands it sends, after a warm-up (which loads the scripts and, for
+// taskcreate, waits for its task to end), then closes the handler, which
+// waits for every task to end, and returns the counts.
+func redisTaskRoundTrips(srv *redisServer, sc *scenario, n int) (*taskRoundTrips, error) {
+	client := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: true})
+	defer client.Close()
+	var sent commandCounter
+	client.AddHook(&sent)
+	h := newOursWith(sc.setup(), nil, redisTaskStore(client))
+	defer h.Close()
+	send := inProcess(h)
+	bound, err := bind(sc, send)
+	if err != nil {
+		return nil, err
+	}
+	status, ct, got, _ := send(bound)
+	if err := bound.validate(status, ct, got); err != nil {
+		return nil, err
+	}
+	fp := bound.fingerprint(got)
+	if bound.createsTask() {
+		var a answer
+		_ = json.Unmarshal(got, &a) // validate decoded it
+		get := *bound
+		get.method, get.taskID = "tasks/get", a.Result.TaskID
+		if err := awaitCompleted(&get, send); err != nil {
+			return nil, err
+		}
+	}
+	body := bound.body()
+	tmpl := newTemplateRequest(bound, body).WithContext(context.WithValue(context.Background(), onPathKey{}, true))
+	sent.reset()
+	if err := serveSequentially(h, tmpl, body, fp, n); err != nil {
+		return nil, fmt.Errorf("ours+redistasks: %w", err)
+	}
+	path, _, _ := sent.counts()
+	h.Close()
+	_, after, handshakes := sent.counts()
+	return &taskRoundTrips{requests: n, path: path, after: after, handshakes: handshakes}, nil
+}
+
+// perRequest formats counts per request: the total, then each command.
+func (rt *taskRoundTrips) perRequest(counts map[string]int64) string {
+	per := func(v int64) string { return fmt.Sprintf("%.2f", float64(v)/float64(rt.requests)) }
+	if len(counts) == 0 {
+		return "0"
+	}
+	names := slices.Sorted(maps.Keys(counts))
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = name + " " + per(counts[name])
+	}
+	return per(total(counts)) + " (" + strings.Join(parts, ", ") + ")"
 }

@@ -279,6 +279,9 @@ func (r *report) writeInProcess(w io.Writer) {
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
 	for _, sc := range r.cfg.scenarios {
 		for _, name := range r.cfg.contestants {
+			if !supports(name, sc) {
+				continue
+			}
 			st := r.inStats(sc.name, name)
 			g := "n/a"
 			if v, ok := r.goroutines[cellKey{sc.name, name}]; ok && v >= 0 {
@@ -310,6 +313,12 @@ func (r *report) writeInProcess(w io.Writer) {
 	if len(hooks) > 0 {
 		fmt.Fprintf(w, "- ours+hooks ÷ ours, time (median of per-round ratios): %s.\n", strings.Join(hooks, ", "))
 	}
+	if tasks := r.taskRatios(); len(tasks) > 0 {
+		fmt.Fprintf(w, "- Tasks ÷ tools/call echo 50 B (call50) of the same contestant, time (median of per-round ratios): %s.\n", strings.Join(tasks, "; "))
+	}
+	if skipped := r.skipped(); len(skipped) > 0 {
+		fmt.Fprintf(w, "- Only %s serve the task scenarios (the floor and the peers have no tasks extension), so this run leaves out %s; their × floor is blank, with no floor to compare with.\n", strings.Join(taskContestants, " and "), strings.Join(skipped, "; "))
+	}
 	var spread []string
 	for _, name := range r.cfg.contestants {
 		var worst float64
@@ -326,8 +335,59 @@ func (r *report) writeInProcess(w io.Writer) {
 		fmtNs(o.nsPerOp), fmtBytes(o.bytesPerOp), fmtCount(o.allocsPerOp))
 	fmt.Fprintln(w, "- × floor: the median over rounds of the ratio to the floor measured in the same round.")
 	fmt.Fprintln(w, "- goroutines/req: goroutines the runtime created while serving sequential requests (`/sched/goroutines-created`), divided by the number of requests.")
-	fmt.Fprintln(w, "- Every response is checked: the first fully (HTTP 200, JSON content type, JSON-RPC result for our id, the echoed text, every tool on one page, the input_required result asking to confirm, the resource's URI, MIME type and whole text, or the prompt's one user text message), the rest against its fingerprint (status, length, 18 byte windows).")
+	fmt.Fprintln(w, "- Every response is checked: the first fully (HTTP 200, JSON content type, JSON-RPC result for our id, the echoed text, every tool on one page, the input_required result asking to confirm, the resource's URI, MIME type and whole text, the prompt's one user text message, the task created (resultType task, status working, the harness's TTL), or the completed task with the echoed text as its result), the rest against its fingerprint (status, length, 18 byte windows; for a task created, less the bytes of its id and times).")
+	if slices.ContainsFunc(r.cfg.scenarios, (*scenario).ownHandler) {
+		fmt.Fprintln(w, "- taskcreate: each cell has a handler of its own with an empty store, closed after the cell once its tasks have ended; the tasks run on in the background while later requests are measured, and their allocations count in allocs/op and B/op (goroutines/req counts each task's run and its lease's).")
+	}
 	fmt.Fprintln(w)
+}
+
+// taskRatios are, for each contestant measured on call50 and a task
+// scenario, the median over rounds of the task scenario's time ÷ call50's
+// in the same round: "ours taskget 1.20x, taskcreate 2.00x".
+func (r *report) taskRatios() []string {
+	var out []string
+	for _, name := range r.cfg.contestants {
+		calls := r.cells[cellKey{"call50", name}]
+		var parts []string
+		for _, sc := range r.cfg.scenarios {
+			if !sc.tasks {
+				continue
+			}
+			tasks := r.cells[cellKey{sc.name, name}]
+			var ratios []float64
+			for i := range min(len(tasks), len(calls)) {
+				if tasks[i].errors == 0 && calls[i].errors == 0 && calls[i].nsPerOp > 0 {
+					ratios = append(ratios, tasks[i].nsPerOp/calls[i].nsPerOp)
+				}
+			}
+			if len(ratios) > 0 {
+				parts = append(parts, sc.name+" "+fmtRatio(median(ratios)))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, name+" "+strings.Join(parts, ", "))
+		}
+	}
+	return out
+}
+
+// skipped names, per in-process scenario, the contestants of the run that
+// do not serve it.
+func (r *report) skipped() []string {
+	var out []string
+	for _, sc := range r.cfg.scenarios {
+		var names []string
+		for _, name := range r.cfg.contestants {
+			if !supports(name, sc) {
+				names = append(names, name)
+			}
+		}
+		if len(names) > 0 {
+			out = append(out, sc.name+" for "+strings.Join(names, ", "))
+		}
+	}
+	return out
 }
 
 func (r *report) writeLoopback(w io.Writer) {
@@ -338,6 +398,9 @@ func (r *report) writeLoopback(w io.Writer) {
 		fmt.Fprintln(w, "|--:|---|--:|--:|--:|--:|--:|--:|--:|")
 		for _, conc := range r.cfg.conc {
 			for _, name := range r.cfg.contestants {
+				if !supports(name, sc) {
+					continue
+				}
 				st := r.loopStats(sc.name, conc, name)
 				if !st.ok {
 					fmt.Fprintf(w, "| %d | %s | **error** | | | | | | %d |\n", conc, name, st.errors)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The wire every contestant is driven on: MCP 2026-07-28, stateless, one
@@ -26,10 +28,18 @@ const (
 type scenario struct {
 	name   string // flag name, e.g. "call50"
 	title  string // table label
-	method string // "tools/call", "tools/list", "resources/read" or "prompts/get"
+	method string // "tools/call", "tools/list", "resources/read", "prompts/get" or "tasks/get"
 	tools  int    // tools registered: echo plus tools-1 dummies
-	msgLen int    // tools/call: length of the echoed message; prompts/get: of the topic
+	msgLen int    // tools/call, tasks/get: length of the echoed message; prompts/get: of the topic
 	tool   string // tools/call: the tool called; "" is echo, "confirm" asks
+
+	// tasks: the client declares the tasks extension, and the contestant
+	// serves echo as a TaskOptional tool: a tools/call of echo becomes a
+	// task, and tasks/get reads one.
+	tasks bool
+	// taskID is the task a tasks/get asks for: bind sets it, once it has
+	// created the task on the contestant that answers the scenario.
+	taskID string
 
 	markerText string // echo this, or ask about this topic, instead of message(msgLen)
 }
@@ -37,9 +47,18 @@ type scenario struct {
 // asks reports whether sc calls confirm, whose answer is input_required.
 func (sc *scenario) asks() bool { return sc.tool == "confirm" }
 
+// createsTask reports whether sc is a tools/call answered with a task.
+func (sc *scenario) createsTask() bool { return sc.tasks && sc.method == "tools/call" }
+
+// ownHandler reports whether each cell of sc gets a handler of its own,
+// closed after it: taskcreate, whose every request leaves a task in the
+// contestant's store (so that no cell measures a store the cells before it
+// filled, and the run keeps only one cell's tasks at a time).
+func (sc *scenario) ownHandler() bool { return sc.createsTask() }
+
 // setup is what a contestant must serve for sc.
 func (sc *scenario) setup() setup {
-	return setup{tools: sc.tools, ask: sc.asks(), resource: sc.method == "resources/read", prompt: sc.method == "prompts/get"}
+	return setup{tools: sc.tools, ask: sc.asks(), resource: sc.method == "resources/read", prompt: sc.method == "prompts/get", tasks: sc.tasks}
 }
 
 // text is what the echo tool is sent, and must send back, or the topic the
@@ -69,6 +88,15 @@ func allScenarios(callTools int) []*scenario {
 		{name: "ask", title: "tools/call asking (input_required)", method: "tools/call", tools: callTools, tool: "confirm"},
 		{name: "read1k", title: "resources/read 1 KiB text", method: "resources/read", tools: callTools},
 		{name: "prompt", title: "prompts/get, 1 argument", method: "prompts/get", tools: callTools, msgLen: 50},
+		// The task scenarios: only the contestants with a task store serve
+		// them (supports). taskget reads one task, created during setup
+		// (bind) and completed before it is measured: every answer is the
+		// same bytes. taskcreate's answers differ in the task's id and
+		// times, which its fingerprint skips; each of its cells gets a
+		// handler of its own (fresh), closed after it once its tasks have
+		// ended, so that no store grows from cell to cell.
+		{name: "taskget", title: "tasks/get, completed task", method: "tasks/get", tools: callTools, msgLen: 50, tasks: true},
+		{name: "taskcreate", title: "tools/call echo 50 B as a task", method: "tools/call", tools: callTools, msgLen: 50, tasks: true},
 	}
 }
 
@@ -88,8 +116,11 @@ func message(n int) string {
 // body returns the JSON-RPC request body of sc.
 func (sc *scenario) body() []byte {
 	caps := `{}`
-	if sc.asks() {
+	switch {
+	case sc.asks():
 		caps = `{"elicitation":{}}`
+	case sc.tasks:
+		caps = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + protocolVersion + `",` +
 		`"io.modelcontextprotocol/clientCapabilities":` + caps + `,` +
@@ -108,6 +139,9 @@ func (sc *scenario) body() []byte {
 	case "prompts/get":
 		topic, _ := json.Marshal(sc.text())
 		params = `{"name":"` + promptName + `","arguments":{"` + promptArgument + `":` + string(topic) + `},` + meta + `}`
+	case "tasks/get":
+		id, _ := json.Marshal(sc.taskID)
+		params = `{"taskId":` + string(id) + `,` + meta + `}`
 	default:
 		params = `{` + meta + `}`
 	}
@@ -133,6 +167,8 @@ func (sc *scenario) header() http.Header {
 		h["Mcp-Name"] = []string{resourceURI}
 	case sc.method == "prompts/get":
 		h["Mcp-Name"] = []string{promptName}
+	case sc.method == "tasks/get":
+		h["Mcp-Name"] = []string{sc.taskID}
 	}
 	return h
 }
@@ -151,13 +187,19 @@ type answer struct {
 				RequestedSchema json.RawMessage `json:"requestedSchema"`
 			} `json:"params"`
 		} `json:"inputRequests"`
-		RequestState *string `json:"requestState"`
-		Content      []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-		Tools   []struct {
+		RequestState *string     `json:"requestState"`
+		Content      []textBlock `json:"content"`
+		IsError      bool        `json:"isError"`
+		// A task (CreateTaskResult, tasks/get).
+		TaskID         string          `json:"taskId"`
+		Status         string          `json:"status"`
+		CreatedAt      string          `json:"createdAt"`
+		LastUpdatedAt  string          `json:"lastUpdatedAt"`
+		TTLMs          *int64          `json:"ttlMs"`
+		PollIntervalMs *int64          `json:"pollIntervalMs"`
+		TaskResult     json.RawMessage `json:"result"` // completed: the tool's result
+		TaskError      json.RawMessage `json:"error"`  // failed
+		Tools          []struct {
 			Name string `json:"name"`
 		} `json:"tools"`
 		NextCursor *string `json:"nextCursor"`
@@ -181,10 +223,17 @@ type answer struct {
 	} `json:"error"`
 }
 
+// textBlock is a content block of a tool's result.
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
 // validate checks one answer to sc fully: HTTP 200, a JSON content type, a
 // JSON-RPC 2.0 result for our id, and the echoed text, every tool on one
 // page, the input_required result asking to confirm, the resource's
-// contents, or the prompt's message.
+// contents, the prompt's message, the task created, or the completed task
+// with the echoed text.
 func (sc *scenario) validate(status int, contentType string, body []byte) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("HTTP status %d: %s", status, clip(body))
@@ -209,16 +258,15 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 	switch {
 	case sc.asks():
 		return validateAsk(&a, body)
+	case sc.createsTask():
+		return validateTaskCreated(&a, body)
 	case sc.method == "tools/call":
-		want := sc.text()
-		switch {
-		case a.Result.IsError:
-			return fmt.Errorf("isError result: %s", clip(body))
-		case len(a.Result.Content) != 1 || a.Result.Content[0].Type != "text":
-			return fmt.Errorf("want one text block: %s", clip(body))
-		case a.Result.Content[0].Text != want:
-			return fmt.Errorf("echoed %d bytes %q, want %d bytes", len(a.Result.Content[0].Text), clip([]byte(a.Result.Content[0].Text)), len(want))
+		if a.Result.ResultType == "task" {
+			return fmt.Errorf("a task, want the call's result: %s", clip(body))
 		}
+		return validateEcho(a.Result.Content, a.Result.IsError, sc.text(), body)
+	case sc.method == "tasks/get":
+		return validateTaskGet(&a, body, sc.taskID, sc.text())
 	case sc.method == "tools/list":
 		if n := len(a.Result.Tools); n != sc.tools {
 			return fmt.Errorf("listed %d tools, want %d on one page", n, sc.tools)
@@ -239,6 +287,108 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 		return validatePrompt(&a, body, promptText(sc.text()))
 	}
 	return nil
+}
+
+// validateEcho checks echo's result: one text block saying want, not an
+// error.
+func validateEcho(content []textBlock, isError bool, want string, body []byte) error {
+	switch {
+	case isError:
+		return fmt.Errorf("isError result: %s", clip(body))
+	case len(content) != 1 || content[0].Type != "text":
+		return fmt.Errorf("want one text block: %s", clip(body))
+	case content[0].Text != want:
+		return fmt.Errorf("echoed %d bytes %q, want %d bytes", len(content[0].Text), clip([]byte(content[0].Text)), len(want))
+	}
+	return nil
+}
+
+// validateTaskCreated checks a CreateTaskResult: resultType "task", a
+// 128-bit base64url id, status working, the times, the harness's TTL and
+// a polling interval, and nothing of the call's result.
+func validateTaskCreated(a *answer, body []byte) error {
+	res := a.Result
+	if res.ResultType != "task" {
+		return fmt.Errorf(`resultType %q, want "task" (a plain answer: the call did not become a task): %s`, res.ResultType, clip(body))
+	}
+	if err := validateTask(a, body, "working"); err != nil {
+		return err
+	}
+	switch {
+	case !validTaskID(res.TaskID):
+		return fmt.Errorf("taskId %q is not 22 base64url characters", res.TaskID)
+	case len(res.Content) != 0 || res.IsError || res.TaskResult != nil || res.TaskError != nil:
+		return fmt.Errorf("a CreateTaskResult carries the task only: %s", clip(body))
+	}
+	return nil
+}
+
+// validateTaskGet checks a tasks/get answer for the task id, completed:
+// resultType complete, and the echoed text as the task's result.
+func validateTaskGet(a *answer, body []byte, id, want string) error {
+	res := a.Result
+	if err := validateTask(a, body, "completed"); err != nil {
+		return err
+	}
+	switch {
+	case res.ResultType != "complete":
+		return fmt.Errorf(`resultType %q, want "complete": %s`, res.ResultType, clip(body))
+	case res.TaskID != id:
+		return fmt.Errorf("taskId %q, want %q", res.TaskID, id)
+	case res.TaskError != nil || len(res.Content) != 0:
+		return fmt.Errorf("a completed task carries its result only: %s", clip(body))
+	}
+	var tool struct {
+		ResultType string      `json:"resultType"`
+		Content    []textBlock `json:"content"`
+		IsError    bool        `json:"isError"`
+	}
+	if err := json.Unmarshal(res.TaskResult, &tool); err != nil || jsonKind(res.TaskResult) != '{' {
+		return fmt.Errorf("the task's result is not a JSON object: %s", clip(body))
+	}
+	if tool.ResultType != "complete" {
+		return fmt.Errorf(`the task's result has resultType %q, want "complete": %s`, tool.ResultType, clip(body))
+	}
+	return validateEcho(tool.Content, tool.IsError, want, body)
+}
+
+// validateTask checks the members every task answer carries: status,
+// createdAt and lastUpdatedAt (ISO 8601 in UTC, to the millisecond), the
+// harness's TTL and a polling interval.
+func validateTask(a *answer, body []byte, status string) error {
+	res := a.Result
+	switch {
+	case res.Status != status:
+		return fmt.Errorf("task status %q, want %q: %s", res.Status, status, clip(body))
+	case res.TTLMs == nil || *res.TTLMs != benchTaskTTL.Milliseconds():
+		return fmt.Errorf("ttlMs %v, want the harness's %d: %s", res.TTLMs, benchTaskTTL.Milliseconds(), clip(body))
+	case res.PollIntervalMs == nil || *res.PollIntervalMs <= 0:
+		return fmt.Errorf("no positive pollIntervalMs: %s", clip(body))
+	}
+	for _, ts := range []string{res.CreatedAt, res.LastUpdatedAt} {
+		if _, err := time.Parse(isoMillis, ts); err != nil {
+			return fmt.Errorf("task time %q is not ISO 8601 in UTC to the millisecond: %s", ts, clip(body))
+		}
+	}
+	return nil
+}
+
+// isoMillis is the form of a task's times on the wire.
+const isoMillis = "2006-01-02T15:04:05.000Z"
+
+// validTaskID reports whether id is what mcpmw makes: 128 random bits,
+// base64url without padding (22 characters).
+func validTaskID(id string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	return err == nil && len(b) == 16
+}
+
+// jsonKind is the first byte of the JSON value raw, or 0.
+func jsonKind(raw json.RawMessage) byte {
+	if raw = bytes.TrimLeft(raw, " \t\r\n"); len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
 }
 
 // validateRead checks a resources/read answer: exactly one contents item,
@@ -328,7 +478,10 @@ func clip(b []byte) string {
 // length, and the same bytes at the start, at the end and in sampled windows
 // in between. That costs about as much as a few hundred bytes of memcmp, so
 // it can run on every response inside the timed loop without swamping the
-// floor, while a wrong or failed answer still cannot pass.
+// floor, while a wrong or failed answer still cannot pass. The one answer
+// that is not the same bytes every time, a task created, differs only in
+// the values of some members (its id, its times), whose length is fixed:
+// its fingerprint skips those bytes (masks) and compares the rest.
 type fingerprint struct {
 	size    int
 	windows []window
@@ -339,19 +492,72 @@ type window struct {
 	want []byte
 }
 
+// A span is the bytes [from, to) of an answer.
+type span struct{ from, to int }
+
 const (
 	edgeBytes   = 128
 	sampleCount = 16
 	sampleBytes = 16
 )
 
-func newFingerprint(body []byte) *fingerprint {
+// fingerprint returns the fingerprint of body, a validated answer to sc:
+// for a task created, skipping the values of its id and times.
+func (sc *scenario) fingerprint(body []byte) *fingerprint {
+	if !sc.createsTask() {
+		return newFingerprint(body)
+	}
+	var masks []span
+	for _, member := range []string{"taskId", "createdAt", "lastUpdatedAt"} {
+		if m, ok := stringValue(body, member); ok {
+			masks = append(masks, m)
+		}
+	}
+	return newFingerprint(body, masks...)
+}
+
+// stringValue returns where the string value of the first member named
+// name lies in body (between its quotes).
+func stringValue(body []byte, name string) (span, bool) {
+	key := []byte(`"` + name + `":"`)
+	i := bytes.Index(body, key)
+	if i < 0 {
+		return span{}, false
+	}
+	from := i + len(key)
+	j := bytes.IndexByte(body[from:], '"')
+	if j < 0 {
+		return span{}, false
+	}
+	return span{from, from + j}, true
+}
+
+// newFingerprint returns the fingerprint of body, whose windows leave out
+// the bytes of masks.
+func newFingerprint(body []byte, masks ...span) *fingerprint {
 	fp := &fingerprint{size: len(body)}
+	masked := func(i int) bool {
+		for _, m := range masks {
+			if m.from <= i && i < m.to {
+				return true
+			}
+		}
+		return false
+	}
 	add := func(off, n int) {
 		off = max(0, min(off, len(body)))
 		end := min(len(body), off+n)
-		if end > off {
-			fp.windows = append(fp.windows, window{off, bytes.Clone(body[off:end])})
+		for off < end { // one window per run of bytes not masked
+			for off < end && masked(off) {
+				off++
+			}
+			from := off
+			for off < end && !masked(off) {
+				off++
+			}
+			if off > from {
+				fp.windows = append(fp.windows, window{from, bytes.Clone(body[from:off])})
+			}
 		}
 	}
 	add(0, edgeBytes)
