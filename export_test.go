@@ -13,3 +13,10 @@ func SetEventWriteTimeout(t testing.TB, d time.Duration) {
 	eventWriteTimeout = d
 	t.Cleanup(func() { eventWriteTimeout = old })
 }
+
+// TaskBounds returns the TTL, poll interval, lease, shutdown grace and
+// slots of h's task runner, as its TaskOptions defaulted them.
+func TaskBounds(h *Handler) (ttl, poll, lease, shutdown time.Duration, slots int) {
+	r := h.tasks
+	return r.ttl, r.poll, r.lease, r.shutdown, cap(r.slots)
+}

@@ -441,7 +441,7 @@ func TestTaskAsksThroughTasksGetAndUpdate(t *testing.T) {
 	first, _ := reqs["first"].(map[string]any)
 	assert.Equal(t, "elicitation/create", first["method"])
 	assert.Equal(t, "First?", first["params"].(map[string]any)["message"])
-	assert.Contains(t, asked["statusMessage"], "first")
+	assert.Equal(t, `waiting for the client's answer to "first" and 1 more`, asked["statusMessage"])
 
 	update := func(answers string) taskReply {
 		r := e.do(t, "alice", "tasks/update", `"taskId":`+strconv.Quote(id)+`,"inputResponses":`+answers, taskCaps)
@@ -578,7 +578,8 @@ func TestTaskCancelWhileItWaitsForAnswers(t *testing.T) {
 			return mcpmw.ToolResult{}, err
 		}})
 	id := e.create(t, "alice", "ask", "")
-	e.until(t, id, "input_required")
+	asked := e.until(t, id, "input_required")
+	assert.Equal(t, `waiting for the client's answer to "q"`, asked["statusMessage"])
 	e.do(t, "alice", "tasks/cancel", `"taskId":`+strconv.Quote(id), taskCaps)
 	e.until(t, id, "cancelled")
 	late := e.do(t, "alice", "tasks/update", `"taskId":`+strconv.Quote(id)+`,"inputResponses":{"q":{"action":"accept"}}`, taskCaps)
@@ -622,6 +623,16 @@ func TestTaskEnds(t *testing.T) {
 	}{
 		{"tool-error", "completed", func(t *testing.T, task map[string]any) {
 			assert.Equal(t, true, task["result"].(map[string]any)["isError"], "a tool's own error is a completed task")
+			assert.Equal(t, "the tool reported an error", task["statusMessage"])
+			waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
+				for _, r := range rs {
+					if r.Tool == "tool-error" && r.Summary == "task completed: tool reported an error: the source is down" {
+						assert.Equal(t, mcpmw.OutcomeError, r.Outcome, "the record carries the tool's outcome")
+						return true
+					}
+				}
+				return false
+			})
 		}},
 		{"arg-error", "completed", func(t *testing.T, task map[string]any) {
 			assert.Equal(t, true, task["result"].(map[string]any)["isError"])
@@ -636,6 +647,14 @@ func TestTaskEnds(t *testing.T) {
 			assert.Equal(t, map[string]any{"code": float64(-32603), "message": "Internal error"}, task["error"])
 			assert.NotContains(t, task["statusMessage"], "hunter2", "an error's text stays in the log")
 			assert.Contains(t, e.log.String(), "hunter2", "where it is")
+			waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
+				for _, r := range rs {
+					if r.Tool == "go-error" && strings.HasPrefix(r.Summary, "task failed: tool failed: ") {
+						return true
+					}
+				}
+				return false
+			})
 		}},
 		{"panics", "failed", func(t *testing.T, task map[string]any) {
 			assert.Equal(t, float64(-32603), task["error"].(map[string]any)["code"], "a panic fails the task, not the process")
@@ -697,7 +716,8 @@ func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
 	id := e.create(t, "alice", "forever", "")
 	recs := waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
 		for _, r := range rs {
-			if r.Target == id && strings.HasPrefix(r.Summary, "task failed") {
+			if r.Target == id && r.Summary == "task failed: stopped before it finished (shut down, or past its TTL)" {
+				assert.Equal(t, mcpmw.CodeInternalError, r.ErrorCode)
 				return true
 			}
 		}
@@ -717,7 +737,7 @@ type sharedStore struct{ *mcpmw.MemoryTaskStore }
 func TestTaskOfADeadInstanceIsReaped(t *testing.T) {
 	t.Parallel()
 	store := sharedStore{mcpmw.NewMemoryTaskStore()}
-	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, Lease: 400 * time.Millisecond}},
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, Lease: time.Second}},
 		gatedTool("export", make(chan struct{}), mcpmw.TaskOptional, nil))
 	now := time.Now()
 	require.NoError(t, store.Create(context.Background(), &mcpmw.Task{
@@ -726,7 +746,7 @@ func TestTaskOfADeadInstanceIsReaped(t *testing.T) {
 	}))
 	start := time.Now()
 	failed := e.until(t, "orphan-aaaaaaaaaaaaaaa", "failed")
-	assert.Less(t, time.Since(start), 3*time.Second, "reaped within the lease and half a lease")
+	assert.Less(t, time.Since(start), 1500*time.Millisecond, "its lease ended at once: reaped within half a lease (the reaper's period), and a little")
 	assert.Equal(t, float64(-32603), failed["error"].(map[string]any)["code"])
 	assert.Contains(t, failed["error"].(map[string]any)["message"], "stopped before it finished")
 	waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
@@ -739,7 +759,7 @@ func TestTaskOfADeadInstanceIsReaped(t *testing.T) {
 	})
 
 	id := e.create(t, "alice", "export", "")
-	time.Sleep(1300 * time.Millisecond) // more than three leases: a running task's lease is renewed
+	time.Sleep(2 * time.Second) // two leases: a running task's lease is renewed
 	assert.Equal(t, "working", e.get(t, "alice", id).Result["status"], "a task whose instance is alive is not reaped")
 }
 
@@ -969,7 +989,8 @@ func TestTaskStoreThatFailsItsContract(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			release := make(chan struct{})
-			close(release)
+			stop := sync.OnceFunc(func() { close(release) })
+			defer stop() // the run waits, renewing its lease against the broken store
 			e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: brokenStore{mcpmw.NewMemoryTaskStore(), mode}, Lease: 30 * time.Millisecond}},
 				gatedTool("export", release, mcpmw.TaskOptional, nil))
 			id := e.create(t, "alice", "export", "") // Create works
@@ -978,6 +999,59 @@ func TestTaskStoreThatFailsItsContract(t *testing.T) {
 			assert.Equal(t, mcpmw.CodeInternalError, r.Error.Code, "a store that breaks its contract is the server's fault")
 			time.Sleep(100 * time.Millisecond) // the run ends, the lease is renewed and the reaper runs, against the broken store
 			assert.Contains(t, e.log.String(), "the TaskStore", "and the log says which")
+			if mode == "panic" {
+				assert.Contains(t, e.log.String(), "a task's lease could not be renewed")
+				stop()
+				require.Eventually(t, func() bool { return strings.Contains(e.log.String(), "a task's end could not be stored") }, 5*time.Second, 5*time.Millisecond)
+			}
 		})
+	}
+}
+
+func TestTaskOptionsDefaults(t *testing.T) {
+	t.Parallel()
+	h := mcpmw.New(nil, taskUsers, mcpmwtest.NewRecorder(), &mcpmw.Options{Tasks: &mcpmw.TaskOptions{}})
+	ttl, poll, lease, shutdown, slots := mcpmw.TaskBounds(h)
+	assert.Equal(t, []any{time.Hour, time.Second, 10 * time.Second, 10 * time.Second, 64}, []any{ttl, poll, lease, shutdown, slots}, "the documented defaults")
+	h = mcpmw.New(nil, taskUsers, mcpmwtest.NewRecorder(), &mcpmw.Options{Tasks: &mcpmw.TaskOptions{TTL: time.Minute, PollInterval: 2 * time.Second, Lease: 3 * time.Second, Shutdown: 4 * time.Second, MaxRunning: 5}})
+	ttl, poll, lease, shutdown, slots = mcpmw.TaskBounds(h)
+	assert.Equal(t, []any{time.Minute, 2 * time.Second, 3 * time.Second, 4 * time.Second, 5}, []any{ttl, poll, lease, shutdown, slots})
+}
+
+// A task an application's store holds with no TTL, no poll interval and a
+// status of its own reads as such.
+func TestTaskAsAStoreOfYourOwnHoldsIt(t *testing.T) {
+	t.Parallel()
+	store := mcpmw.NewMemoryTaskStore()
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store}}, gatedTool("export", nil, mcpmw.TaskOptional, nil))
+	now := time.Now()
+	require.NoError(t, store.Create(context.Background(), &mcpmw.Task{ID: "own-task", CallerID: "alice", Tool: "export", Permission: "run",
+		Status: "paused", Created: now, Updated: now, Owner: "elsewhere", LeaseUntil: now.Add(time.Hour)}))
+	r := e.get(t, "alice", "own-task")
+	require.Equal(t, 200, r.Status, r.Raw)
+	assert.Nil(t, r.Result["ttlMs"], "no TTL: ttlMs null")
+	assert.Contains(t, r.Raw, `"ttlMs":null`)
+	assert.NotContains(t, r.Result, "pollIntervalMs", "no interval suggested")
+	assert.Equal(t, "paused", r.Result["status"])
+	assert.Equal(t, "status paused", e.rec.Last().Summary)
+}
+
+func TestTaskWhoseToolMisusesAsk(t *testing.T) {
+	t.Parallel()
+	form := json.RawMessage(`{"type":"object"}`)
+	e := newTaskEnv(t, nil,
+		mcpmw.Tool{Name: "no-ask", Permission: "run", Task: mcpmw.TaskOptional,
+			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+				return mcpmw.ToolResult{}, mcpmw.ErrInputRequired // asked nothing: the tool's mistake
+			}},
+		mcpmw.Tool{Name: "ask-then-fail", Permission: "run", Task: mcpmw.TaskOptional,
+			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+				_, err := mcpmw.Ask(ctx, "q", mcpmw.ElicitForm("?", form))
+				return mcpmw.ToolResult{}, errors.Join(err, &mcpmw.Error{Code: -32050, Message: "gave up"})
+			}})
+	for tool, code := range map[string]float64{"no-ask": -32603, "ask-then-fail": -32050} {
+		id := e.create(t, "alice", tool, "")
+		failed := e.until(t, id, "failed")
+		assert.Equal(t, code, failed["error"].(map[string]any)["code"], "%s: the task fails, it does not wait for answers", tool)
 	}
 }
