@@ -324,24 +324,7 @@ func roundBinding(req *Request, target string) stateBinding {
 // inputRequired encodes the input_required result of a round: what was
 // asked, by key, and the tool's next state, sealed, when it set one.
 func (r *round) inputRequired(req *Request, ring *KeyRing, target string, serverMeta []byte) ([]byte, error) {
-	dst := []byte(`{"resultType":"input_required","inputRequests":{`)
-	keys := make([]string, 0, len(r.asked))
-	for k := range r.asked {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonwire.AppendString(dst, k)
-		dst = append(dst, `:{"method":`...)
-		dst = jsonwire.AppendString(dst, r.asked[k].Method)
-		dst = append(dst, `,"params":`...)
-		dst = append(dst, r.asked[k].Params...)
-		dst = append(dst, '}')
-	}
-	dst = append(dst, '}')
+	dst := appendByKey([]byte(`{"resultType":"input_required","inputRequests":`), r.asked, appendInputRequest)
 	if r.nextSet {
 		b := roundBinding(req, target)
 		sealed, err := ring.seal(&b, r.next, time.Now(), stateLifetime)
@@ -354,4 +337,33 @@ func (r *round) inputRequired(req *Request, ring *KeyRing, target string, server
 	dst = append(dst, ',')
 	dst = append(dst, serverMeta...)
 	return append(dst, '}'), nil
+}
+
+// appendInputRequest appends q as an inputRequests entry.
+func appendInputRequest(dst []byte, q InputRequest) []byte {
+	dst = append(dst, `{"method":`...)
+	dst = jsonwire.AppendString(dst, q.Method)
+	dst = append(dst, `,"params":`...)
+	dst = append(dst, q.Params...)
+	return append(dst, '}')
+}
+
+// appendByKey appends m as a JSON object, its members in key order (so
+// that an answer is the same bytes each time), each value appended by
+// value: a round's inputRequests, a task's.
+func appendByKey[V any](dst []byte, m map[string]V, value func([]byte, V) []byte) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonwire.AppendString(dst, k)
+		dst = value(append(dst, ':'), m[k])
+	}
+	return append(dst, '}')
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"sort"
 	"strconv"
 	"time"
 
@@ -133,20 +132,7 @@ func (r *taskRunner) get(ctx context.Context, req *Request) *Response {
 	dst := appendTask(openResult(make([]byte, 0, size), rev20260728), t)
 	switch t.Status {
 	case TaskInputRequired:
-		dst = append(dst, `,"inputRequests":{`...)
-		keys := make([]string, 0, len(t.InputRequests))
-		for k := range t.InputRequests {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonwire.AppendString(dst, k)
-			dst = append(append(dst, ':'), t.InputRequests[k]...)
-		}
-		dst = append(dst, '}')
+		dst = appendByKey(append(dst, `,"inputRequests":`...), t.InputRequests, func(dst []byte, q json.RawMessage) []byte { return append(dst, q...) })
 	case TaskCompleted:
 		dst = append(append(dst, `,"result":`...), t.Result...)
 	case TaskFailed:

@@ -320,7 +320,7 @@ func (r *taskRunner) park(ctx context.Context, rt *runningTask, id string, rp *r
 	reqs := make(map[string]json.RawMessage, len(rp.asked))
 	keys := make([]string, 0, len(rp.asked))
 	for k, q := range rp.asked {
-		reqs[k] = encodeInputRequest(q)
+		reqs[k] = appendInputRequest(nil, q)
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -412,14 +412,6 @@ func (r *taskRunner) checkCancel(ctx context.Context, rt *runningTask, id string
 func withTaskRound(ctx context.Context, caller Caller, rnd round) (context.Context, *round) {
 	info := &callInfo{caller: caller, round: rnd, hasRound: true}
 	return context.WithValue(ctx, callKey, info), &info.round
-}
-
-// encodeInputRequest encodes q as an inputRequests entry.
-func encodeInputRequest(q InputRequest) json.RawMessage {
-	dst := append([]byte(`{"method":`), strconv.Quote(q.Method)...)
-	dst = append(dst, `,"params":`...)
-	dst = append(dst, q.Params...)
-	return append(dst, '}')
 }
 
 // taskEnd says how a task whose run ended with resp (nil when ctx ended
