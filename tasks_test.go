@@ -1055,3 +1055,44 @@ func TestTaskWhoseToolMisusesAsk(t *testing.T) {
 		assert.Equal(t, code, failed["error"].(map[string]any)["code"], "%s: the task fails, it does not wait for answers", tool)
 	}
 }
+
+func TestTaskPrepareErrorsAnswerAsCallsWould(t *testing.T) {
+	t.Parallel()
+	prepared := make(chan struct{}, 1)
+	e := newTaskEnv(t, nil,
+		mcpmw.Tool{Name: "pin", Permission: "run", Task: mcpmw.TaskOptional, Sensitive: []string{"/pin"},
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"pin":{"type":"integer"}}}`),
+			Prepare: func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) error {
+				_ = args.Int("pin")
+				return args.Err()
+			},
+			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { return mcpmw.TextResult("ok"), nil }},
+		mcpmw.Tool{Name: "waits", Permission: "run", Task: mcpmw.TaskOptional,
+			Prepare: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) error {
+				prepared <- struct{}{}
+				<-ctx.Done()
+				return ctx.Err()
+			},
+			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { return mcpmw.TextResult("ok"), nil }})
+
+	r := e.call(t, "alice", "pin", `{"pin":1234.5678}`)
+	assert.Equal(t, true, r.Result["isError"], r.Raw)
+	assert.NotContains(t, r.Raw, "1234.5678", "a sensitive argument's value is not quoted back")
+	assert.Contains(t, r.Raw, "[redacted]")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"waits","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + taskCaps + `}}}`
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body)).WithContext(ctx)
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": "Bearer alice",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "waits"} {
+		req.Header.Set(k, v)
+	}
+	done := make(chan struct{})
+	go func() { e.h.ServeHTTP(httptest.NewRecorder(), req); close(done) }()
+	<-prepared
+	cancel()
+	<-done
+	last := e.rec.Last()
+	assert.Equal(t, "waits", last.Tool)
+	assert.Contains(t, last.Summary, "client went away", "a client gone during Prepare is recorded as gone, not as the tool's failure")
+}

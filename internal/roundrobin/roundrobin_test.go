@@ -240,3 +240,26 @@ func TestConnectionOutlivesA502(t *testing.T) {
 	}
 	assert.Equal(t, []bool{false, true, true}, reused, "one connection for all three, the 502 included")
 }
+
+// TestBodyCutShortIs400: a client that sends less body than it announced
+// gets 400 from the proxy, and no backend hears of the request.
+func TestBodyCutShortIs400(t *testing.T) {
+	t.Parallel()
+	a := backend(t, "a")
+	p, err := roundrobin.New(a.URL)
+	require.NoError(t, err)
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	conn, err := net.Dial("tcp", front.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly ten b")
+	require.NoError(t, err)
+	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, []int64{0}, p.Served(), "nothing was forwarded")
+}
