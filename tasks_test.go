@@ -1066,14 +1066,18 @@ func TestTaskPrepareErrorsAnswerAsCallsWould(t *testing.T) {
 				_ = args.Int("pin")
 				return args.Err()
 			},
-			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { return mcpmw.TextResult("ok"), nil }},
+			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+				return mcpmw.TextResult("ok"), nil
+			}},
 		mcpmw.Tool{Name: "waits", Permission: "run", Task: mcpmw.TaskOptional,
 			Prepare: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) error {
 				prepared <- struct{}{}
 				<-ctx.Done()
 				return ctx.Err()
 			},
-			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) { return mcpmw.TextResult("ok"), nil }})
+			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+				return mcpmw.TextResult("ok"), nil
+			}})
 
 	r := e.call(t, "alice", "pin", `{"pin":1234.5678}`)
 	assert.Equal(t, true, r.Result["isError"], r.Raw)
