@@ -41,11 +41,9 @@ func clientCapabilityError(t *Target, req *Request) *Response {
 	}
 	if t.needsTasks && !declaresTasks(req.ClientCapabilities) {
 		name := capEcho(t.Name)
-		return &Response{Target: name, Summary: "client lacks the extension " + ExtensionTasks, Error: &Error{
-			Code:    CodeMissingRequiredClientCapability,
-			Message: capitalize(t.kind()) + " " + strconv.Quote(name) + " runs only as a task: declare the client capability extensions[\"" + ExtensionTasks + "\"]",
-			Data:    json.RawMessage(tasksRequiredData),
-		}}
+		resp := tasksUndeclared(capitalize(t.kind()) + " " + strconv.Quote(name) + " runs only as a task")
+		resp.Target = name
+		return resp
 	}
 	for _, capability := range t.RequiredClientCapabilities {
 		if !hasClientCapability(req.ClientCapabilities, capability) {
@@ -111,6 +109,17 @@ func hasClientCapability(caps []byte, path string) bool {
 
 // tasksRequiredData is the -32021 data naming the tasks extension.
 const tasksRequiredData = `{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`
+
+// tasksUndeclared is the -32021 of a request that needs the tasks
+// extension from a client that did not declare it: a TaskRequired tool's
+// call, and every tasks/* request. what says what needs it.
+func tasksUndeclared(what string) *Response {
+	return &Response{Summary: "client lacks the extension " + ExtensionTasks, Error: &Error{
+		Code:    CodeMissingRequiredClientCapability,
+		Message: what + ": declare the client capability extensions[\"" + ExtensionTasks + "\"]",
+		Data:    json.RawMessage(tasksRequiredData),
+	}}
+}
 
 // declaresTasks reports whether the capabilities object caps declares the
 // tasks extension: extensions["io.modelcontextprotocol/tasks"], an object

@@ -82,11 +82,7 @@ func (r *taskRunner) start(ctx context.Context, req *Request, e *entry, rnd *rou
 // gets the same -32602: a caller learns nothing of tasks not its own.
 func (r *taskRunner) find(ctx context.Context, req *Request) (*Task, *Response) {
 	if !declaresTasks(req.ClientCapabilities) {
-		return nil, &Response{Summary: "client lacks the extension " + ExtensionTasks, Error: &Error{
-			Code:    CodeMissingRequiredClientCapability,
-			Message: req.Method + " needs the client capability extensions[\"" + ExtensionTasks + "\"]",
-			Data:    json.RawMessage(tasksRequiredData),
-		}}
+		return nil, tasksUndeclared(req.Method + " is the tasks extension's")
 	}
 	id, ok := req.StringParam("taskId")
 	if !ok {

@@ -2,7 +2,6 @@ package mcpmw_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -86,5 +85,4 @@ func BenchmarkServeHTTPTaskCreate(b *testing.B) {
 			b.Fatalf("no task: %d %s", w.status, w.body)
 		}
 	}
-	_ = io.Discard
 }

@@ -714,7 +714,7 @@ func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
 			return mcpmw.ToolResult{}, ctx.Err()
 		}})
 	id := e.create(t, "alice", "forever", "")
-	recs := waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
+	waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
 		for _, r := range rs {
 			if r.Target == id && r.Summary == "task failed: stopped before it finished (shut down, or past its TTL)" {
 				assert.Equal(t, mcpmw.CodeInternalError, r.ErrorCode)
@@ -723,7 +723,6 @@ func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
 		}
 		return false
 	})
-	_ = recs
 	require.Eventually(t, func() bool {
 		r := e.get(t, "alice", id)
 		return r.Error != nil && r.Error.Code == mcpmw.CodeInvalidParams
