@@ -159,9 +159,10 @@ func (r *taskRunner) update(ctx context.Context, req *Request) *Response {
 			return resp
 		}
 	}
-	t, changed, err := r.store.Update(ctx, t.ID, TaskUpdate{Op: TaskAnswer, Responses: answers, Now: time.Now()})
+	id := t.ID
+	t, changed, err := r.store.Update(ctx, id, TaskUpdate{Op: TaskAnswer, Responses: answers, Now: time.Now()})
 	if err != nil {
-		return internalError(t.ID, err, "the task store failed")
+		return internalError(id, err, "the task store failed")
 	}
 	summary := "nothing outstanding answered"
 	if changed {

@@ -1099,3 +1099,64 @@ func TestTaskPrepareErrorsAnswerAsCallsWould(t *testing.T) {
 	assert.Equal(t, "waits", last.Tool)
 	assert.Contains(t, last.Summary, "client went away", "a client gone during Prepare is recorded as gone, not as the tool's failure")
 }
+
+// failingWrites is a store whose Create (and, once set, Update) fail as
+// an unreachable Redis would, while Get works.
+type failingWrites struct {
+	*mcpmw.MemoryTaskStore
+	failUpdates *atomic.Bool
+}
+
+var errStoreDown = errors.New("the store is not answering")
+
+func (f failingWrites) Create(context.Context, *mcpmw.Task) error { return errStoreDown }
+
+func (f failingWrites) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (*mcpmw.Task, bool, error) {
+	if f.failUpdates.Load() {
+		return nil, false, errStoreDown
+	}
+	return f.MemoryTaskStore.Update(ctx, id, u)
+}
+
+func TestTaskStoreFailingWrites(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	close(release)
+	var ran atomic.Int32
+	var failUpdates atomic.Bool
+	mem := mcpmw.NewMemoryTaskStore()
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: failingWrites{mem, &failUpdates}}},
+		gatedTool("opt", release, mcpmw.TaskOptional, &ran), gatedTool("req", release, mcpmw.TaskRequired, &ran))
+
+	plain := e.call(t, "alice", "opt", "")
+	assert.Equal(t, "complete", plain.Result["resultType"], "a TaskOptional call whose task cannot be stored runs as a plain call: %s", plain.Raw)
+	assert.Contains(t, e.log.String(), "the task store failed; the call runs without a task")
+	refused := e.call(t, "alice", "req", "")
+	require.NotNil(t, refused.Error, refused.Raw)
+	assert.Equal(t, mcpmw.CodeInternalError, refused.Error.Code, "a TaskRequired call whose task cannot be stored is refused")
+	assert.NotContains(t, refused.Raw, errStoreDown.Error(), "the store's error stays in the log")
+	assert.EqualValues(t, 1, ran.Load(), "the refused call did not run")
+
+	now := time.Now()
+	require.NoError(t, mem.Create(context.Background(), &mcpmw.Task{ID: "stored-task", CallerID: "alice", Tool: "opt", Permission: "run",
+		Status: mcpmw.TaskInputRequired, Created: now, Updated: now, TTL: time.Hour, Owner: "elsewhere", LeaseUntil: now.Add(time.Hour),
+		InputRequests: map[string]json.RawMessage{"q": json.RawMessage(`{"method":"elicitation/create","params":{}}`)}}))
+	failUpdates.Store(true)
+	e.rec.Reset()
+	for _, method := range []string{"tasks/update", "tasks/cancel"} {
+		params := `"taskId":"stored-task"`
+		if method == "tasks/update" {
+			params += `,"inputResponses":{"q":{"action":"accept"}}`
+		}
+		r := e.do(t, "alice", method, params, taskCaps)
+		require.NotNil(t, r.Error, "%s: %s", method, r.Raw)
+		assert.Equal(t, mcpmw.CodeInternalError, r.Error.Code, method)
+	}
+	recs := e.rec.Records()
+	require.Len(t, recs, 2, "one record per request, failures included")
+	for _, r := range recs {
+		assert.Equal(t, "stored-task", r.Target)
+		assert.Equal(t, mcpmw.OutcomeError, r.Outcome)
+		assert.Contains(t, r.Summary, "the task store failed")
+	}
+}
