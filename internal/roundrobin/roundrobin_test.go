@@ -28,6 +28,30 @@ func backend(t *testing.T, name string) *httptest.Server {
 	return srv
 }
 
+// newFront returns a proxy over backends and the server in front of it,
+// closed when t ends.
+func newFront(t *testing.T, backends ...string) (*roundrobin.Proxy, *httptest.Server) {
+	t.Helper()
+	p, err := roundrobin.New(backends...)
+	require.NoError(t, err)
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	return p, front
+}
+
+// dialRaw opens a connection to front, with a 5 s deadline, and writes
+// raw on it: the start of a request sent by hand.
+func dialRaw(t *testing.T, front *httptest.Server, raw string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", front.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = io.WriteString(conn, raw)
+	require.NoError(t, err)
+	return conn
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -41,10 +65,7 @@ func get(t *testing.T, url string) (int, string) {
 func TestStrictRotationNoStickiness(t *testing.T) {
 	t.Parallel()
 	a, b, c := backend(t, "a"), backend(t, "b"), backend(t, "c")
-	p, err := roundrobin.New(a.URL, b.URL, c.URL)
-	require.NoError(t, err)
-	front := httptest.NewServer(p)
-	t.Cleanup(front.Close)
+	p, front := newFront(t, a.URL, b.URL, c.URL)
 	var got []string
 	for range 7 {
 		status, body := get(t, front.URL+"/mcp")
@@ -62,10 +83,7 @@ func TestDeadBackendIs502(t *testing.T) {
 	a, b := backend(t, "a"), backend(t, "b")
 	dead := b.URL
 	b.Close()
-	p, err := roundrobin.New(a.URL, dead)
-	require.NoError(t, err)
-	front := httptest.NewServer(p)
-	t.Cleanup(front.Close)
+	_, front := newFront(t, a.URL, dead)
 	var got []int
 	for range 4 {
 		status, _ := get(t, front.URL+"/mcp")
@@ -94,10 +112,7 @@ func TestEventStreamPassesEventByEvent(t *testing.T) {
 			close(release)
 		}
 	})
-	p, err := roundrobin.New(sse.URL)
-	require.NoError(t, err)
-	front := httptest.NewServer(p)
-	t.Cleanup(front.Close)
+	_, front := newFront(t, sse.URL)
 	resp, err := http.Get(front.URL)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -145,24 +160,16 @@ func TestBodyIsForwardedWholeBeforeTheBackendAnswers(t *testing.T) {
 		_, _ = io.WriteString(w, "data: second\n\n")
 	}))
 	t.Cleanup(sse.Close)
-	p, err := roundrobin.New(sse.URL)
-	require.NoError(t, err)
-	front := httptest.NewServer(p)
-	t.Cleanup(front.Close)
+	_, front := newFront(t, sse.URL)
 
-	conn, err := net.Dial("tcp", front.Listener.Addr().String())
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\nfirst")
-	require.NoError(t, err)
+	conn := dialRaw(t, front, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\nfirst")
 	select {
 	case at := <-arrived:
 		t.Fatalf("the backend got the request at %v, with half its body still on its way", at)
 	case <-time.After(100 * time.Millisecond):
 	}
 	sentRest := time.Now()
-	_, err = io.WriteString(conn, "-half")
+	_, err := io.WriteString(conn, "-half")
 	require.NoError(t, err)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
@@ -187,10 +194,7 @@ func TestStreamsThroughTheProxyAreWhole(t *testing.T) {
 		}
 	}))
 	t.Cleanup(sse.Close)
-	p, err := roundrobin.New(sse.URL)
-	require.NoError(t, err)
-	front := httptest.NewServer(p)
-	t.Cleanup(front.Close)
+	_, front := newFront(t, sse.URL)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`
 	var wg sync.WaitGroup
 	for range 4 {
@@ -222,10 +226,7 @@ func TestConnectionOutlivesA502(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	deadURL := dead.URL
 	dead.Close()
-	p, err := roundrobin.New(deadURL, a.URL)
-	require.NoError(t, err)
-	front := httptest.NewServer(p)
-	t.Cleanup(front.Close)
+	_, front := newFront(t, deadURL, a.URL)
 	c := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	var reused []bool
 	for range 3 {
@@ -246,16 +247,8 @@ func TestConnectionOutlivesA502(t *testing.T) {
 func TestBodyCutShortIs400(t *testing.T) {
 	t.Parallel()
 	a := backend(t, "a")
-	p, err := roundrobin.New(a.URL)
-	require.NoError(t, err)
-	front := httptest.NewServer(p)
-	t.Cleanup(front.Close)
-	conn, err := net.Dial("tcp", front.Listener.Addr().String())
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly ten b")
-	require.NoError(t, err)
+	p, front := newFront(t, a.URL)
+	conn := dialRaw(t, front, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly ten b")
 	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
