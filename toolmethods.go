@@ -71,13 +71,24 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		return resp // the call is a task now
 	}
 	res, err := runTool(ctx, e, req.Caller, req.Param("arguments"), t.timeout)
-	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient { // a cancelled tool answers isError, below
-		return clientGone(ctx, e.Name)
+	if resp := t.interrupted(ctx, req, target, rnd, err); resp != nil {
+		return resp
+	}
+	return toolAnswer(req.revision(), e, res, err, t.ad.serverMeta)
+}
+
+// interrupted is the answer to a call whose step (Prepare, then Call)
+// ended with err without finishing it: the client went away (a tool the
+// client cancelled answers isError instead: runTool), or the step asked
+// the client. It is nil otherwise.
+func (t *toolMethods) interrupted(ctx context.Context, req *Request, target *Target, rnd *round, err error) *Response {
+	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient {
+		return clientGone(ctx, target.Name)
 	}
 	if resp, asked := t.rounds.inputRequired(req, target, rnd, err); asked {
 		return resp
 	}
-	return toolAnswer(req.revision(), e, res, err, t.ad.serverMeta)
+	return nil
 }
 
 // prepare runs the tool's Prepare in the call: nil when it returns nil,
@@ -85,10 +96,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 func (t *toolMethods) prepare(ctx context.Context, req *Request, target *Target, rnd *round) *Response {
 	e := target.found.(*entry)
 	err := e.Prepare(ctx, req.Caller, NewArgs(req.Param("arguments")))
-	if ctx.Err() != nil && context.Cause(ctx) != errCancelledByClient {
-		return clientGone(ctx, e.Name)
-	}
-	if resp, asked := t.rounds.inputRequired(req, target, rnd, err); asked {
+	if resp := t.interrupted(ctx, req, target, rnd, err); resp != nil {
 		return resp
 	}
 	if err != nil {
