@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -111,6 +112,7 @@ type round struct {
 	state     []byte                     // the tool's state, from the round before
 	next      []byte                     // the tool's state for the next round
 	asked     map[string]InputRequest
+	used      []string     // the keys of answers Ask returned: what a task keeps of them
 	asker     *legacyAsker // on the legacy revisions: asks over the event stream
 }
 
@@ -172,6 +174,9 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 	if ans, ok := r.answers[key]; ok {
 		if jsonwire.KindOf(ans) != jsonwire.KindObject {
 			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: inputResponses." + capEcho(key) + " must be an object, the client's result for " + req.Method}
+		}
+		if !slices.Contains(r.used, key) {
+			r.used = append(r.used, key)
 		}
 		return ans, nil
 	}

@@ -50,12 +50,20 @@ const (
 // in Arguments or in the Summary. The record is made once, so an Auditor,
 // LogValue, JSONAuditor and an Observer all see the same redacted values.
 type CallRecord struct {
-	Time     time.Time     // when the handler started on the request
-	Duration time.Duration // until the record was made, just before the final write
-	ClientIP string        // as returned by Options.ClientIP
+	// Time is when the handler started on the request, and Duration how
+	// long until the record was made, just before the final write. The
+	// record of a task's end is made when the task ended: Time is then,
+	// and Duration how long the task ran.
+	Time     time.Time
+	Duration time.Duration
+	ClientIP string // as returned by Options.ClientIP
 
-	Caller    Caller // nil when authentication did not succeed
-	AuthError error  // why authentication failed, if it did
+	// Caller is nil when authentication did not succeed. In the record of
+	// a task failed by another instance's reaper (its own instance died),
+	// it is a Caller that has only the task's CallerID (its CallerID and
+	// String methods) and no permission.
+	Caller    Caller
+	AuthError error // why authentication failed, if it did
 
 	Method    string // the JSON-RPC method; "" when the body was not read or not understood, and for a client's answer POST (a JSON-RPC response, see Ask)
 	RequestID string // the JSON-RPC id exactly as sent (of an answer POST: the server's request it answers), "" for notifications

@@ -18,6 +18,7 @@ type ctxKey struct{ name string }
 // Log, and the tools/call gate.
 type callInfo struct {
 	caller   Caller
+	clientIP string  // as Options.ClientIP gave it: a task's end record names it
 	method   *Method // what the handler routed the request to; nil for a notification of none
 	target   *Target // what the handler admitted the request for, if anything
 	params   bytesID // the Params of the request admitted
@@ -52,6 +53,15 @@ func clientGone(ctx context.Context, target string) *Response {
 		resp.Summary = "cancelled by the client (notifications/cancelled)"
 	}
 	return resp
+}
+
+// clientIPFrom returns the client IP of the request whose method ctx
+// serves, or "".
+func clientIPFrom(ctx context.Context) string {
+	if info := callFrom(ctx); info != nil {
+		return info.clientIP
+	}
+	return ""
 }
 
 // CallerFrom returns the Caller the handler authenticated for the request

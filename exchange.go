@@ -65,6 +65,8 @@ func (h *Handler) answerTo(req *Request, m *Method, resp *Response) answer {
 		if resp.Error == nil || errorStatus(resp.Error.Code, req.revision()) < 400 {
 			a.status, a.resp = http.StatusAccepted, &Response{Outcome: OutcomeAccepted, Summary: resp.Summary, Target: resp.Target, Cause: resp.Cause}
 		}
+	case resp.unavailable && resp.Error != nil:
+		a.status, a.header = http.StatusServiceUnavailable, http.Header{"Retry-After": {"1"}}
 	case resp.Outcome == OutcomeDenied && resp.Error != nil:
 		a.status, a.header = http.StatusForbidden, http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope"`}}
 	case resp.Error == nil && !resp.encoded && (jsonwire.KindOf(resp.Result) != jsonwire.KindObject || !json.Valid(resp.Result)):

@@ -18,5 +18,9 @@ func SetEventWriteTimeout(t testing.TB, d time.Duration) {
 // slots of h's task runner, as its TaskOptions defaulted them.
 func TaskBounds(h *Handler) (ttl, poll, lease, shutdown time.Duration, slots int) {
 	r := h.tasks
-	return r.ttl, r.poll, r.lease, r.shutdown, cap(r.slots)
+	return r.ttl, r.poll, r.lease, r.shutdown, r.max
 }
+
+// TaskPerCaller returns the slots one caller may hold on h, as its
+// TaskOptions defaulted them.
+func TaskPerCaller(h *Handler) int { return h.tasks.perCaller }

@@ -379,7 +379,7 @@ func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 // method (cancels.go). A notification gets none of these: its answer is
 // a 202 (m may be nil: Dispatch accepts it).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
-	x.info = callInfo{caller: req.Caller, method: m, target: target, params: idOf(req.Params)}
+	x.info = callInfo{caller: req.Caller, clientIP: x.clientIP, method: m, target: target, params: idOf(req.Params)}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
 	if m != nil && !req.IsNotification() {
 		if m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {

@@ -119,7 +119,10 @@ type Options struct {
 	// TaskOptional or TaskRequired make tasks. The extension (discover's
 	// capabilities.extensions, tasks/get, tasks/update, tasks/cancel) is
 	// served when Tasks is set or the Registry holds such a tool when New
-	// is called: set Tasks when such tools are added only later.
+	// is called, and only then does a call become a task: set Tasks when
+	// such tools are added only later. Without it, a TaskOptional tool
+	// added after New runs as a plain call, and a TaskRequired one is
+	// refused with -32603 (and a log line naming the mistake).
 	Tasks *TaskOptions
 
 	// LegacySessionIDs makes the legacy initialize answer carry a random

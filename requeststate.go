@@ -293,6 +293,20 @@ type endpointName struct {
 	requested string // r.RequestURI up to '?'
 }
 
+// key is the endpoint as one string, for what is bound to it outside a
+// sealed state (Task.Endpoint): Options.Endpoint when set, else the URL
+// path, followed by the requested path when that differs (it cannot hold
+// a space: a request line's target has none).
+func (e endpointName) key() string {
+	switch {
+	case e.name != "":
+		return e.name
+	case e.requested != e.path:
+		return e.path + " " + e.requested
+	}
+	return e.path
+}
+
 // argsDigest returns the digest of a request's arguments that a binding
 // holds: SHA-256 of the bytes as given. A client that re-encodes the
 // arguments on its retry (other spacing or member order) gets its state

@@ -46,6 +46,9 @@ type Response struct {
 	// task names the task the request created or acted on: its record's
 	// Target (a tools/call's record keeps the tool as its Tool).
 	task string
+	// unavailable marks an error of something unavailable for now (the
+	// task store during an outage): 503 with Retry-After.
+	unavailable bool
 }
 
 // ResultResponse returns a Response whose result is v encoded as JSON (a

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"maps"
 	"strconv"
 	"time"
 
@@ -30,50 +29,101 @@ func (r *taskRunner) methods() []Method {
 }
 
 // start makes the call of e a task, when it is to be one: a 2026-07-28
-// call of a tool that may become a task, from a client that declared the
-// extension, by a caller with a CallerID, while this instance has a slot
-// free. It returns nil when the call is to run as a plain one (a
-// TaskOptional tool's, when any of that fails), and otherwise the call's
-// answer: the CreateTaskResult, once the task is stored, or why a
-// TaskRequired tool's call cannot be a task.
+// call of a tool that may become a task, at an endpoint serving the
+// extension, from a client that declared it, by a caller with a CallerID,
+// while this instance has a slot free for that caller. It returns nil
+// when the call is to run as a plain one (a TaskOptional tool's, when any
+// of that fails), and otherwise the call's answer: the CreateTaskResult,
+// once the task is stored, or why a TaskRequired tool's call cannot be a
+// task.
 func (r *taskRunner) start(ctx context.Context, req *Request, e *entry, rnd *round) *Response {
 	if r == nil || e.Task == TaskNever || !req.revision().perRequestCapabilities() || !declaresTasks(req.ClientCapabilities) {
 		return nil
 	}
 	optional := e.Task == TaskOptional
-	if callerID(req.Caller) == "" {
+	if !r.served() {
+		if optional {
+			return nil
+		}
+		return internalError(e.Name, errors.New("tool "+strconv.Quote(e.Name)+" is TaskRequired, but this endpoint does not serve the tasks extension: set Options.Tasks when task tools are added after New"),
+			"tasks not served at this endpoint")
+	}
+	cid := callerID(req.Caller)
+	if cid == "" {
 		if optional {
 			return nil
 		}
 		return &Response{Target: e.Name, Summary: "a task needs a caller with a CallerID", Error: &Error{Code: CodeInvalidRequest,
 			Message: "Tool " + strconv.Quote(e.Name) + " runs only as a task, and a task belongs to an identified caller; this caller has no id"}}
 	}
-	if !r.take() {
+	answers, resp := r.firstAnswers(e.Name, rnd)
+	if resp != nil {
+		return resp
+	}
+	if why := r.take(cid); why != 0 {
 		if optional {
 			return nil
 		}
-		return &Response{Target: e.Name, Summary: "no task slot free", Error: &Error{Code: CodeInternalError,
-			Message: "This server is running as many tasks as it can; call the tool again shortly"}}
+		return noSlot(e.Name, why, r.perCaller)
 	}
 	call := &taskCall{
 		entry: e, caller: req.Caller, timeout: r.toolTimeout,
 		args:      append(json.RawMessage(nil), req.Param("arguments")...),
 		clientCap: append(json.RawMessage(nil), req.ClientCapabilities...),
-		requestID: capEcho(string(req.ID)), client: [2]string{req.ClientName, req.ClientVersion},
-		created: context.WithoutCancel(ctx),
+		requestID: capEcho(string(req.ID)), clientIP: clientIPFrom(ctx), client: [2]string{req.ClientName, req.ClientVersion},
 	}
-	t, err := r.create(ctx, call, maps.Clone(rnd.answers), rnd.state)
+	t, err := r.create(ctx, call, req.endpoint.key(), answers, rnd.state)
 	if err != nil {
-		r.release()
+		r.release(cid)
 		if optional {
 			r.logger.LogAttrs(ctx, slog.LevelWarn, "mcpmw: the task store failed; the call runs without a task", slog.String("tool", e.Name), slog.Any("error", err))
 			return nil
 		}
-		return internalError(e.Name, err, "the task could not be stored")
+		return storeFailed(e.Name, err, "the task could not be stored")
 	}
 	body := append(appendTask([]byte(`{"resultType":"task",`), t), ',')
 	body = append(append(body, r.ad.serverMeta...), '}')
 	return &Response{Result: body, Target: e.Name, task: t.ID, Summary: "task created", encoded: true}
+}
+
+// noSlot is the answer to a TaskRequired call for which no slot could be
+// taken, why (slotTaken, slotPerCaller).
+func noSlot(tool string, why, perCaller int) *Response {
+	if why == slotPerCaller {
+		return &Response{Target: tool, Summary: "the caller holds as many task slots as one caller may", Error: &Error{Code: CodeInternalError,
+			Message: "You already have " + strconv.Itoa(perCaller) + " tasks running or waiting for answers on this server; finish or cancel one, then call the tool again"}}
+	}
+	return &Response{Target: tool, Summary: "no task slot free", Error: &Error{Code: CodeInternalError,
+		Message: "This server is running as many tasks as it can; call the tool again shortly"}}
+}
+
+// firstAnswers returns the answers a new task keeps from the call's
+// rounds: those its Prepare asked for and read (what a client sends
+// unasked is dropped), within MaxInputBytes; or the answer to a call
+// whose answers are too large to keep.
+func (r *taskRunner) firstAnswers(tool string, rnd *round) (map[string]json.RawMessage, *Response) {
+	if len(rnd.used) == 0 {
+		return nil, nil
+	}
+	answers := make(map[string]json.RawMessage, len(rnd.used))
+	size := 0
+	for _, k := range rnd.used {
+		a := rnd.answers[k]
+		answers[k] = a
+		size += len(k) + len(a)
+	}
+	if size > r.maxInput {
+		resp := inputTooLarge(size, r.maxInput)
+		resp.Target = tool
+		return nil, resp
+	}
+	return answers, nil
+}
+
+// inputTooLarge is the -32602 of answers a task cannot keep.
+func inputTooLarge(size, limit int) *Response {
+	return ErrorResponse(CodeInvalidParams, "Invalid params: the answers come to "+strconv.Itoa(size)+
+		" bytes, more than the "+strconv.Itoa(limit)+" a task keeps; answer with less")
 }
 
 // find returns the task a tasks/* request names, when its client
@@ -93,10 +143,13 @@ func (r *taskRunner) find(ctx context.Context, req *Request) (*Task, *Response) 
 	case errors.Is(err, ErrTaskNotFound):
 		return nil, taskNotFound(id, "no such task")
 	case err != nil:
-		return nil, internalError(capEcho(id), err, "the task store failed")
+		return nil, storeFailed(capEcho(id), err, "the task store failed")
 	}
 	if cid := callerID(req.Caller); cid == "" || cid != t.CallerID {
 		return nil, taskNotFound(id, "another caller's task")
+	}
+	if t.Endpoint != req.endpoint.key() {
+		return nil, taskNotFound(id, "another endpoint's task")
 	}
 	if !req.Caller.Can(t.Permission) {
 		resp := deniedResponse(&Target{Kind: "tool", Name: t.Tool, Permission: t.Permission})
@@ -104,6 +157,43 @@ func (r *taskRunner) find(ctx context.Context, req *Request) (*Task, *Response) 
 		return nil, resp
 	}
 	return t, nil
+}
+
+// change applies u to task id, as tasks/update and tasks/cancel do: the
+// task after it and whether u changed it, or the answer to a store that
+// failed (the task gone meanwhile reads as not found).
+func (r *taskRunner) change(ctx context.Context, id string, u TaskUpdate) (*Task, bool, *Response) {
+	t, changed, err := r.store.Update(ctx, id, u)
+	switch {
+	case errors.Is(err, ErrTaskNotFound):
+		return nil, false, taskNotFound(id, "the task went as it was updated")
+	case err != nil:
+		return nil, false, storeFailed(id, err, "the task store failed")
+	}
+	return t, changed, nil
+}
+
+// storeFailed is the answer to a request the task store failed, acting
+// on target: 503 with Retry-After when the store says it is unavailable
+// for now (an error with an Unavailable method that reports true, or a
+// deadline that passed), so that the client knows to try again; else an
+// internal error.
+func storeFailed(target string, err error, summary string) *Response {
+	resp := internalError(target, err, summary)
+	if unavailable(err) {
+		resp.Error.Message = "Service unavailable: the task store cannot be reached; retry after the interval in the Retry-After header"
+		resp.unavailable = true
+	}
+	return resp
+}
+
+// unavailable reports whether err says that what failed is unavailable
+// for now: a deadline passed, or some error in its chain has an
+// Unavailable() bool method that reports true (mcpredis's errors for an
+// unreachable Redis do).
+func unavailable(err error) bool {
+	var u interface{ Unavailable() bool }
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &u) && u.Unavailable())
 }
 
 // taskNotFound is the answer for a task a caller may not know of; why
@@ -138,38 +228,67 @@ func (r *taskRunner) get(ctx context.Context, req *Request) *Response {
 }
 
 // update answers tasks/update: the answers to questions outstanding are
-// stored, and the instance running the task woken; any other key is
-// ignored (never asked, answered already, or the task has ended).
+// stored, and the instance running the task woken. Only those are read
+// out of inputResponses: any other member (never asked, answered already,
+// or the task has ended) is dropped here, so that neither the store's
+// work nor what it keeps grows with what a client sends.
 func (r *taskRunner) update(ctx context.Context, req *Request) *Response {
 	t, resp := r.find(ctx, req)
 	if resp != nil {
 		return resp
 	}
-	raw := req.Param("inputResponses")
-	var answers map[string]json.RawMessage
-	if jsonwire.KindOf(raw) != jsonwire.KindObject || json.Unmarshal(raw, &answers) != nil {
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: tasks/update needs params.inputResponses, an object of the answers by the keys of inputRequests")
+	answers, resp := r.outstandingAnswers(t, req.Param("inputResponses"))
+	if resp != nil {
 		resp.Target = t.ID
 		return resp
 	}
-	for k, a := range answers {
-		if _, asked := t.InputRequests[k]; asked && jsonwire.KindOf(a) != jsonwire.KindObject {
-			resp := ErrorResponse(CodeInvalidParams, "Invalid params: inputResponses."+capEcho(k)+" must be an object, the client's result for the request asked under that key")
-			resp.Target = t.ID
+	id := t.ID
+	changed := false
+	if len(answers) > 0 {
+		t, changed, resp = r.change(ctx, id, TaskUpdate{Op: TaskAnswer, Responses: answers, Now: time.Now()})
+		if resp != nil {
 			return resp
 		}
-	}
-	id := t.ID
-	t, changed, err := r.store.Update(ctx, id, TaskUpdate{Op: TaskAnswer, Responses: answers, Now: time.Now()})
-	if err != nil {
-		return internalError(id, err, "the task store failed")
 	}
 	summary := "nothing outstanding answered"
 	if changed {
 		r.notify(ctx, t)
 		summary = "answers taken; task " + string(t.Status)
 	}
-	return &Response{Result: r.ack(), Target: t.ID, task: t.ID, Summary: summary, encoded: true}
+	return &Response{Result: r.ack(), Target: id, task: id, Summary: summary, encoded: true}
+}
+
+// outstandingAnswers returns the members of raw (inputResponses) that
+// answer questions t has outstanding, each checked to be an object, and
+// within MaxInputBytes with the answers t holds; or the -32602 of raw.
+func (r *taskRunner) outstandingAnswers(t *Task, raw []byte) (map[string]json.RawMessage, *Response) {
+	it, ok := jsonwire.IterMembers(raw)
+	if !ok || jsonwire.KindOf(raw) != jsonwire.KindObject {
+		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: tasks/update needs params.inputResponses, an object of the answers by the keys of inputRequests")
+	}
+	var answers map[string]json.RawMessage
+	size := 0
+	for k, a := range t.Answers {
+		size += len(k) + len(a)
+	}
+	for m, more := it.Next(); more && len(answers) < len(t.InputRequests); m, more = it.Next() {
+		k := m.Name()
+		if _, asked := t.InputRequests[k]; !asked {
+			continue
+		}
+		if jsonwire.KindOf(m.Value) != jsonwire.KindObject {
+			return nil, ErrorResponse(CodeInvalidParams, "Invalid params: inputResponses."+capEcho(k)+" must be an object, the client's result for the request asked under that key")
+		}
+		if answers == nil {
+			answers = make(map[string]json.RawMessage, len(t.InputRequests))
+		}
+		answers[k] = append(json.RawMessage(nil), m.Value...)
+		size += len(k) + len(m.Value)
+	}
+	if size > r.maxInput {
+		return nil, inputTooLarge(size, r.maxInput)
+	}
+	return answers, nil
 }
 
 // cancel answers tasks/cancel: the request is stored and the instance
@@ -182,9 +301,9 @@ func (r *taskRunner) cancel(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	id := t.ID
-	t, changed, err := r.store.Update(ctx, id, TaskUpdate{Op: TaskCancel, Now: time.Now()})
-	if err != nil {
-		return internalError(id, err, "the task store failed")
+	t, changed, resp := r.change(ctx, id, TaskUpdate{Op: TaskCancel, Now: time.Now()})
+	if resp != nil {
+		return resp
 	}
 	summary := "task already " + string(t.Status)
 	if changed {

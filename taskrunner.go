@@ -18,13 +18,14 @@ import (
 // A task runs on the instance that accepted its call, in a goroutine of
 // its own, detached from the request: the call's answer names the task,
 // and the tool goes on. The store holds the task for every instance; the
-// instance running it renews its lease, parks it in input_required when
-// the tool asks, runs the tool again once the client has answered, and
-// writes its end. tasks/update and tasks/cancel change the task in the
-// store, on any instance, and then wake the instance running it: here
-// directly, elsewhere through Options.Relay; without a Relay the running
-// instance finds the change when it next reads the store (every
-// PollInterval while it waits for answers, every Lease/3 otherwise).
+// instance running it renews its lease (tasklease.go), parks it in
+// input_required when the tool asks, runs the tool again once the client
+// has answered, and writes its end (taskend.go). tasks/update and
+// tasks/cancel change the task in the store, on any instance, and then
+// wake the instance running it: here directly, elsewhere through
+// Options.Relay; without a Relay the running instance finds the change
+// when it next reads the store (every PollInterval while it waits for
+// answers, every Lease/3 otherwise).
 
 // Task defaults (TaskOptions).
 const (
@@ -33,6 +34,12 @@ const (
 	defaultTaskPollInterval = time.Second
 	defaultTaskLease        = 10 * time.Second
 	defaultTaskShutdown     = 10 * time.Second
+	// defaultTaskMaxInputBytes bounds the answers one task keeps.
+	defaultTaskMaxInputBytes = 256 << 10
+	// minTaskLease is the shortest Lease: renewed every third of it, a
+	// shorter one could not reach any store in time, and a zero period
+	// would stop the renewing goroutine with a panic.
+	minTaskLease = 10 * time.Millisecond
 )
 
 // Causes of a task's context ending other than the client's cancel.
@@ -40,6 +47,7 @@ var (
 	errTaskExpired  = errors.New("mcpmw: the task outlived its TTL")
 	errTaskShutdown = errors.New("mcpmw: the instance running the task shut down")
 	errTaskReaped   = errors.New("mcpmw: the task was failed by another instance (its lease ended)")
+	errTaskLost     = errors.New("mcpmw: the task store no longer has the task (restarted without persistence, evicted or flushed)")
 )
 
 // taskRunner creates, runs and answers for the tasks of one Handler.
@@ -47,7 +55,9 @@ type taskRunner struct {
 	store       TaskStore
 	self        string // this instance's id: the Owner of the tasks it runs
 	relay       Relay  // nil: wake-ups stay in this process
-	slots       chan struct{}
+	max         int    // TaskOptions.MaxRunning
+	perCaller   int    // TaskOptions.MaxPerCaller
+	maxInput    int    // TaskOptions.MaxInputBytes
 	ttl         time.Duration
 	poll        time.Duration
 	lease       time.Duration
@@ -60,12 +70,17 @@ type taskRunner struct {
 	logger   *slog.Logger
 	ad       *advertisement
 
-	mu      sync.Mutex
-	running map[string]*runningTask // by task id, the tasks this instance runs
-	closed  bool
-	wg      sync.WaitGroup
-	reaper  sync.Once
-	stop    chan struct{} // closed by close: the reaper ends
+	mu       sync.Mutex
+	serving  bool                    // the extension is served (serve was called): only then does a call become a task
+	running  map[string]*runningTask // by task id, the tasks this instance runs
+	held     map[string]int          // by CallerID, the slots each caller holds
+	taken    int                     // the slots held in all
+	closed   bool                    // Close was called: no new task
+	stopping bool                    // Close's grace is over: a task that starts now is cancelled at once
+	wg       sync.WaitGroup          // one per slot taken, and the reaper
+	reaper   sync.Once
+	stop     chan struct{} // closed by close: the reaper ends
+	halt     chan struct{} // closed when close's grace is over: ends stop being retried
 }
 
 // runningTask is a task this instance runs: how to wake it and stop it.
@@ -76,17 +91,19 @@ type runningTask struct {
 }
 
 // newTaskRunner returns the runner of a handler with options o (nil: the
-// defaults), on relay (nil: none).
+// defaults), on relay (nil: none). It panics on options that cannot work.
 func newTaskRunner(o *TaskOptions, relay Relay, auditor Auditor, observer Observer, logger *slog.Logger, ad *advertisement, toolTimeout time.Duration) *taskRunner {
 	var opts TaskOptions
 	if o != nil {
 		opts = *o
 	}
+	opts.check()
 	r := &taskRunner{
 		store: opts.Store, relay: relay, auditor: auditor, observer: observer, logger: logger, ad: ad,
 		ttl: orDefault(opts.TTL, defaultTaskTTL), poll: orDefault(opts.PollInterval, defaultTaskPollInterval),
 		lease: orDefault(opts.Lease, defaultTaskLease), shutdown: orDefault(opts.Shutdown, defaultTaskShutdown),
-		running: map[string]*runningTask{}, stop: make(chan struct{}), toolTimeout: toolTimeout,
+		running: map[string]*runningTask{}, held: map[string]int{}, stop: make(chan struct{}), halt: make(chan struct{}),
+		toolTimeout: toolTimeout, max: opts.MaxRunning, perCaller: opts.MaxPerCaller, maxInput: opts.MaxInputBytes,
 	}
 	if r.store == nil {
 		r.store = NewMemoryTaskStore()
@@ -94,17 +111,47 @@ func newTaskRunner(o *TaskOptions, relay Relay, auditor Auditor, observer Observ
 		r.shared = true
 		r.store = guardedStore{r.store} // an application's: its panics become errors
 	}
-	n := opts.MaxRunning
-	if n <= 0 {
-		n = defaultTaskMaxRunning
+	if r.max == 0 {
+		r.max = defaultTaskMaxRunning
 	}
-	r.slots = make(chan struct{}, n)
+	if r.perCaller == 0 {
+		r.perCaller = max(r.max/4, 1)
+	}
+	if r.maxInput == 0 {
+		r.maxInput = defaultTaskMaxInputBytes
+	}
 	if relay != nil {
 		r.self = relay.ID()
 	} else {
 		r.self = randomID()
 	}
 	return r
+}
+
+// check panics, naming the field, on options no runner can work with: a
+// negative bound or duration, or a lease too short to be renewed. It runs
+// in New, so that a mistake stops the program at start rather than a
+// task's goroutine later.
+func (o *TaskOptions) check() {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"TTL", o.TTL}, {"PollInterval", o.PollInterval}, {"Lease", o.Lease}, {"Shutdown", o.Shutdown}} {
+		if d.v < 0 {
+			panic(fmt.Sprintf("mcpmw: TaskOptions.%s is %v; it must be positive, or zero for the default", d.name, d.v))
+		}
+	}
+	if o.Lease > 0 && o.Lease < minTaskLease {
+		panic(fmt.Sprintf("mcpmw: TaskOptions.Lease is %v; it must be at least %v (it is renewed every third of it), or zero for the default", o.Lease, minTaskLease))
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"MaxRunning", o.MaxRunning}, {"MaxPerCaller", o.MaxPerCaller}, {"MaxInputBytes", o.MaxInputBytes}} {
+		if n.v < 0 {
+			panic(fmt.Sprintf("mcpmw: TaskOptions.%s is %d; it must be positive, or zero for the default", n.name, n.v))
+		}
+	}
 }
 
 // orDefault is d when v is not positive.
@@ -124,44 +171,65 @@ func randomID() string {
 }
 
 // taskCall is what a task's runs need of the call that created it,
-// copied out of the request, which ends as the task starts.
+// copied out of the request, which ends as the task starts: nothing that
+// holds the request (its body, its context) stays behind.
 type taskCall struct {
 	entry     *entry
 	caller    Caller
 	args      json.RawMessage
 	clientCap json.RawMessage
 	requestID string
+	clientIP  string
 	client    [2]string // ClientName, ClientVersion
 	timeout   time.Duration
-	created   context.Context // the creating request's context, without its cancel: the run's span links to it
 }
 
-// busy reports whether this instance runs as many tasks as it may, or
-// is shutting down; when not, it takes a slot, which release gives back.
-func (r *taskRunner) take() bool {
+// A refusal to take a slot.
+const (
+	slotTaken     = iota + 1 // none free: the instance runs as many tasks as it may, or is shutting down
+	slotPerCaller            // the caller holds as many as one caller may
+)
+
+// take takes a slot for a task of caller cid, and reports 0; or, when
+// none may be taken, why not (slotTaken, slotPerCaller). A slot is held
+// from before the task is stored until its run has ended, so that Close
+// waits for a task whose Create is still in flight.
+func (r *taskRunner) take(cid string) int {
 	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
-		return false
+	defer r.mu.Unlock()
+	switch {
+	case r.closed || r.taken >= r.max:
+		return slotTaken
+	case r.held[cid] >= r.perCaller:
+		return slotPerCaller
 	}
-	select {
-	case r.slots <- struct{}{}:
-		return true
-	default:
-		return false
-	}
+	r.taken++
+	r.held[cid]++
+	r.wg.Add(1)
+	return 0
 }
 
-func (r *taskRunner) release() { <-r.slots }
+// release gives back the slot of a task of caller cid.
+func (r *taskRunner) release(cid string) {
+	r.mu.Lock()
+	r.taken--
+	if r.held[cid]--; r.held[cid] == 0 {
+		delete(r.held, cid)
+	}
+	r.mu.Unlock()
+	r.wg.Done()
+}
 
-// create stores the task of call, already given a slot, and starts it.
-// The task is in the store before create returns: any instance's
-// tasks/get finds it as soon as the client holds its id.
-func (r *taskRunner) create(ctx context.Context, call *taskCall, answers map[string]json.RawMessage, state []byte) (*Task, error) {
+// create stores the task of call, made at the endpoint at, with the first
+// answers and state of its Prepare's rounds; its slot is taken. The task
+// is in the store before create returns: any instance's tasks/get finds it
+// as soon as the client holds its id. Then its run starts, observed from
+// here (ctx is the creating request's: a tracer links the run to it, and
+// the run keeps only what the observer returns).
+func (r *taskRunner) create(ctx context.Context, call *taskCall, at string, answers map[string]json.RawMessage, state []byte) (*Task, error) {
 	now := time.Now()
 	t := &Task{
-		ID: randomID(), CallerID: callerID(call.caller), Tool: call.entry.Name, Permission: call.entry.Permission,
+		ID: randomID(), CallerID: callerID(call.caller), Endpoint: at, Tool: call.entry.Name, Permission: call.entry.Permission,
 		Status: TaskWorking, Created: now, Updated: now, TTL: r.ttl, PollInterval: r.poll,
 		Owner: r.self, LeaseUntil: now.Add(r.lease), Answers: answers, State: state,
 	}
@@ -172,20 +240,22 @@ func (r *taskRunner) create(ctx context.Context, call *taskCall, answers map[str
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	runCtx, stopTTL := context.WithDeadlineCause(runCtx, t.Created.Add(t.TTL), errTaskExpired)
 	rt.cancel = cancel
+	runCtx, end := r.observeStart(runCtx, ctx, t, call, now)
 	r.mu.Lock()
 	r.running[t.ID] = rt
+	if r.stopping {
+		cancel(errTaskShutdown) // Close has stopped waiting: this one fails at once
+	}
 	r.mu.Unlock()
-	r.wg.Add(1)
 	go func() {
-		defer r.wg.Done()
-		defer r.release()
+		defer r.release(t.CallerID)
 		defer stopTTL()
 		defer func() {
 			r.mu.Lock()
 			delete(r.running, t.ID)
 			r.mu.Unlock()
 		}()
-		r.run(runCtx, rt, t.Clone(), call)
+		r.run(runCtx, rt, t.Clone(), call, now, end)
 	}()
 	return t, nil
 }
@@ -219,61 +289,14 @@ func (r *taskRunner) notify(ctx context.Context, t *Task) {
 	}
 }
 
-// run runs the tool of task t until it ends, renewing its lease,
-// parking it while the client answers, and writes its end; the one
-// record of its end follows.
-func (r *taskRunner) run(ctx context.Context, rt *runningTask, t *Task, call *taskCall) {
-	start := time.Now()
-	ctx, end := r.observeStart(ctx, t, call, start)
+// run runs the tool of task t until it ends, renewing its lease and
+// parking it while the client answers, then stores its end and makes its
+// one record (taskend.go).
+func (r *taskRunner) run(ctx context.Context, rt *runningTask, t *Task, call *taskCall, start time.Time, end func(CallRecord)) {
 	stopRenew := r.renew(ctx, rt, t.ID)
-	defer stopRenew()
+	defer stopRenew() // the lease is renewed until the end is stored
 	resp := r.rounds(ctx, rt, t, call)
-	status, result, errObj, msg := taskEnd(ctx, resp)
-	u := TaskUpdate{Op: TaskFinish, Owner: r.self, Status: status, Result: result, Error: errObj, Message: msg, Now: time.Now()}
-	store, cancel := context.WithTimeout(context.Background(), r.lease)
-	defer cancel()
-	_, changed, err := r.store.Update(store, t.ID, u)
-	rec := r.endRecord(t, call, resp, status, start)
-	audit := true
-	switch {
-	case errors.Is(err, ErrTaskNotFound):
-		// Past its TTL, the store forgot it as the run ended (the TTL
-		// stops the run): the end is recorded all the same.
-	case err != nil:
-		r.logger.LogAttrs(store, slog.LevelError, "mcpmw: a task's end could not be stored", slog.String("task", t.ID), slog.Any("error", err))
-		audit = false // the lease ends, and an instance reaps it: that is the record
-		rec.Summary = "task run ended, its end not stored: " + capEcho(err.Error())
-	case !changed:
-		audit = false // ended elsewhere (reaped): that instance made the record
-		rec.Summary = "task run ended after the task was ended elsewhere"
-	}
-	if !audit {
-		end = r.guarded(ctx, "observer", end)
-		end(rec) // the run's observation ends all the same
-		return
-	}
-	r.report(context.WithoutCancel(ctx), rec, end)
-}
-
-// guarded returns hook, recovering and logging its panic.
-func (r *taskRunner) guarded(ctx context.Context, name string, hook func(CallRecord)) func(CallRecord) {
-	return func(rec CallRecord) {
-		defer func() {
-			if v := recover(); v != nil {
-				r.logger.LogAttrs(ctx, slog.LevelError, "mcpmw: "+name+" panicked on a task's end",
-					slog.Any("panic", v), slog.Any("record", rec), slog.String("stack", string(debug.Stack())))
-			}
-		}()
-		hook(rec)
-	}
-}
-
-// report hands the record of a task's end to the Auditor, then to end
-// (the Observer's), each guarded: on a task's goroutine no handler is
-// above to recover a hook's panic, which must not take the process down.
-func (r *taskRunner) report(ctx context.Context, rec CallRecord, end func(CallRecord)) {
-	r.guarded(ctx, "auditor", func(rec CallRecord) { r.auditor.Audit(ctx, rec) })(rec)
-	r.guarded(ctx, "observer", end)(rec)
+	r.finish(ctx, t, call, resp, start, end)
 }
 
 // rounds runs the tool as often as it asks: each time it ends by asking,
@@ -287,7 +310,7 @@ func (r *taskRunner) rounds(ctx context.Context, rt *runningTask, t *Task, call 
 		runCtx, rp := withTaskRound(ctx, call.caller, rnd)
 		res, err := r.runOnce(runCtx, call)
 		if ctx.Err() != nil {
-			return nil // cancelled, expired, shut down: taskEnd says which
+			return nil // cancelled, expired, shut down, lost: taskEnd says which
 		}
 		if !asksClient(err) || len(rp.asked) == 0 {
 			return toolAnswer(rev20260728, call.entry, res, err, r.ad.serverMeta)
@@ -334,10 +357,13 @@ func (r *taskRunner) park(ctx context.Context, rt *runningTask, id string, rp *r
 		u.Message += " and " + strconv.Itoa(len(keys)-1) + " more"
 	}
 	t, changed, err := r.store.Update(ctx, id, u)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrTaskNotFound):
+		rt.cancel(errTaskLost)
+		return nil, nil
+	case err != nil:
 		return nil, internalError(id, err, "the task's questions could not be stored")
-	}
-	if !changed {
+	case !changed:
 		return nil, nil // no longer ours, or ended
 	}
 	tick := time.NewTicker(r.poll)
@@ -350,7 +376,11 @@ func (r *taskRunner) park(ctx context.Context, rt *runningTask, id string, rp *r
 		case <-tick.C:
 		}
 		next, err := r.store.Get(ctx, id)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrTaskNotFound):
+			rt.cancel(errTaskLost)
+			return nil, nil
+		case err != nil:
 			continue // an outage: try again at the next tick, within the TTL
 		}
 		t = next
@@ -361,51 +391,6 @@ func (r *taskRunner) park(ctx context.Context, rt *runningTask, id string, rp *r
 	return t, nil
 }
 
-// renew renews the lease of task id every third of the lease while it
-// runs, and cancels the run when the store says the client asked to
-// cancel or the task ended elsewhere. It returns the func that stops it.
-func (r *taskRunner) renew(ctx context.Context, rt *runningTask, id string) func() {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(r.lease / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			case <-rt.poked:
-				r.checkCancel(ctx, rt, id)
-				continue
-			}
-			u := TaskUpdate{Op: TaskRenew, Owner: r.self, LeaseUntil: time.Now().Add(r.lease)}
-			t, changed, err := r.store.Update(ctx, id, u)
-			switch {
-			case err != nil:
-				r.logger.LogAttrs(ctx, slog.LevelWarn, "mcpmw: a task's lease could not be renewed", slog.String("task", id), slog.Any("error", err))
-			case t.CancelRequested:
-				rt.cancel(errCancelledByClient)
-			case !changed:
-				rt.cancel(errTaskReaped)
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
-// checkCancel cancels the run of task id when the store says the client
-// asked to.
-func (r *taskRunner) checkCancel(ctx context.Context, rt *runningTask, id string) {
-	if t, err := r.store.Get(ctx, id); err == nil && (t.CancelRequested || t.Status.Terminal()) {
-		rt.cancel(errCancelledByClient)
-	}
-}
-
 // withTaskRound returns the context one run of a task's tool runs in:
 // ctx, with the caller for CallerFrom and the round for Ask, and no
 // stream (a task's Progress and Log go nowhere: no request waits).
@@ -414,80 +399,10 @@ func withTaskRound(ctx context.Context, caller Caller, rnd round) (context.Conte
 	return context.WithValue(ctx, callKey, info), &info.round
 }
 
-// taskEnd says how a task whose run ended with resp (nil when ctx ended
-// it) ends: its status, its result or its error, and its message.
-func taskEnd(ctx context.Context, resp *Response) (TaskStatus, json.RawMessage, json.RawMessage, string) {
-	if resp == nil {
-		switch context.Cause(ctx) {
-		case errCancelledByClient, errTaskReaped:
-			return TaskCancelled, nil, nil, "cancelled by the client"
-		case errTaskShutdown:
-			return TaskFailed, nil, taskError(CodeInternalError, "The instance running the task shut down before it finished; call the tool again."), "the instance running the task shut down"
-		default:
-			return TaskFailed, nil, taskError(CodeInternalError, "The task did not finish within its time to live and was stopped."), "the task outlived its TTL"
-		}
-	}
-	if resp.Error != nil {
-		return TaskFailed, nil, appendError(nil, resp.Error), capEcho(resp.Error.Message)
-	}
-	msg := "done"
-	if resp.Outcome == OutcomeError {
-		msg = "the tool reported an error"
-	}
-	return TaskCompleted, resp.Result, nil, msg
-}
-
-// taskError encodes a JSON-RPC error object.
-func taskError(code int, message string) json.RawMessage {
-	return appendError(nil, &Error{Code: code, Message: message})
-}
-
-// endRecord is the record of a task's end: the tool's outcome, the task
-// as Target, the run's time.
-func (r *taskRunner) endRecord(t *Task, call *taskCall, resp *Response, status TaskStatus, start time.Time) CallRecord {
-	rec := CallRecord{
-		Time: start, Caller: call.caller, Method: "tools/call", RequestID: call.requestID,
-		Target: t.ID, Tool: t.Tool, ProtocolVersion: LatestVersion,
-		ClientName: call.client[0], ClientVersion: call.client[1], Status: 200,
-		Outcome: OutcomeOK, Summary: "task " + string(status),
-	}
-	switch {
-	case resp == nil && status == TaskCancelled:
-		rec.Outcome = OutcomeError
-		rec.Summary = "task cancelled by the client"
-	case resp == nil:
-		rec.Outcome, rec.ErrorCode = OutcomeError, CodeInternalError
-		rec.Summary = "task failed: " + capEcho(taskEndCause(status))
-	case resp.Error != nil:
-		rec.Outcome, rec.ErrorCode = OutcomeError, resp.Error.Code
-		rec.Summary = "task failed: " + capEcho(resp.Error.Message)
-		if resp.Summary != "" {
-			rec.Summary = "task failed: " + resp.Summary
-		}
-		if resp.Cause != nil {
-			r.logger.LogAttrs(context.Background(), slog.LevelError, "mcpmw: task failed", slog.String("task", t.ID), slog.String("tool", t.Tool), slog.Any("error", resp.Cause))
-		}
-	case resp.Outcome == OutcomeError:
-		rec.Outcome = OutcomeError
-		rec.Summary = "task completed: " + resp.Summary
-	default:
-		rec.Summary = "task completed: " + resp.Summary
-	}
-	rec.Duration = time.Since(start)
-	return rec
-}
-
-// taskEndCause names why a run that gave no answer failed.
-func taskEndCause(status TaskStatus) string {
-	if status == TaskFailed {
-		return "stopped before it finished (shut down, or past its TTL)"
-	}
-	return string(status)
-}
-
 // observeStart tells a TaskObserver that t's run starts, and returns the
 // context the run goes on in and the func that ends its observation.
-func (r *taskRunner) observeStart(ctx context.Context, t *Task, call *taskCall, start time.Time) (context.Context, func(CallRecord)) {
+// created is the creating request's context, which the run does not keep.
+func (r *taskRunner) observeStart(ctx, created context.Context, t *Task, call *taskCall, start time.Time) (context.Context, func(CallRecord)) {
 	obs, ok := r.observer.(TaskObserver)
 	if !ok {
 		return ctx, func(CallRecord) {}
@@ -500,7 +415,7 @@ func (r *taskRunner) observeStart(ctx context.Context, t *Task, call *taskCall, 
 				runCtx = ctx
 			}
 		}()
-		runCtx = obs.StartTask(ctx, call.created, t, start)
+		runCtx = obs.StartTask(ctx, context.WithoutCancel(created), t, start)
 	}()
 	return runCtx, func(rec CallRecord) { obs.EndTask(runCtx, rec) }
 }
@@ -510,10 +425,12 @@ func (r *taskRunner) observeStart(ctx context.Context, t *Task, call *taskCall, 
 // saw, its record naming the task), so it is observed apart.
 type TaskObserver interface {
 	Observer
-	// StartTask is called when the run of task t starts, with the
-	// context the run goes on in and the creating request's context
-	// (without its cancellation: a tracer links the run's span to the
-	// creating call's). The context it returns is the run's.
+	// StartTask is called when the run of task t starts, as the creating
+	// request is answered, with the context the run goes on in and the
+	// creating request's context (without its cancellation: a tracer
+	// links the run's span to the creating call's). The context it
+	// returns is the run's: keep in it only what the run needs, since
+	// the run may last the task's TTL.
 	StartTask(ctx, created context.Context, t *Task, start time.Time) context.Context
 	// EndTask is called once when the run has ended and its end is
 	// stored, with the run's context and the record of its end (made for
@@ -521,66 +438,31 @@ type TaskObserver interface {
 	EndTask(ctx context.Context, rec CallRecord)
 }
 
-// serve returns the tasks extension's methods and starts, once, the loop
+// serve returns the tasks extension's methods, and from then on calls
+// may become tasks: whether the extension is served is decided once, in
+// New, and every call asks that one decision. It starts, once, the loop
 // that fails the tasks of a shared store whose instance died (their lease
-// ended), on every instance, whether or not it runs tasks of its own: with
-// the memory store every task runs here, and its lease is renewed or it
-// has ended, so none is started.
+// ended), on every instance, whether or not it runs tasks of its own:
+// with the memory store every task runs here, and its lease is renewed or
+// it has ended, so none is started.
 func (r *taskRunner) serve() []Method {
+	r.mu.Lock()
+	r.serving = true
+	r.mu.Unlock()
 	r.startReaper()
 	return r.methods()
 }
 
-// startReaper starts the reaper of a shared store, once.
-func (r *taskRunner) startReaper() {
-	if !r.shared {
-		return
-	}
-	r.reaper.Do(func() {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			tick := time.NewTicker(r.lease / 2)
-			defer tick.Stop()
-			for {
-				select {
-				case <-r.stop:
-					return
-				case <-tick.C:
-					r.reap()
-				}
-			}
-		}()
-	})
+// served reports whether the extension is served.
+func (r *taskRunner) served() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.serving
 }
 
-// reap fails the tasks whose lease has ended, and makes the record of
-// each end it wrote (another instance reaping the same task writes none:
-// the store lets one end a task).
-func (r *taskRunner) reap() {
-	ctx, cancel := context.WithTimeout(context.Background(), r.lease/2)
-	defer cancel()
-	now := time.Now()
-	ids, err := r.store.Expired(ctx, now, 100)
-	if err != nil {
-		return // an outage: the next tick tries again
-	}
-	for _, id := range ids {
-		u := TaskUpdate{Op: TaskReap, Now: now, Message: "the instance running the task stopped",
-			Error: taskError(CodeInternalError, "The instance running the task stopped before it finished; call the tool again.")}
-		t, changed, err := r.store.Update(ctx, id, u)
-		if err != nil || !changed {
-			continue
-		}
-		r.report(ctx, CallRecord{Time: now, Method: "tools/call", Target: t.ID, Tool: t.Tool, ProtocolVersion: LatestVersion,
-			Status: 200, Outcome: OutcomeError, ErrorCode: CodeInternalError, Summary: "task failed: the instance running it (" + capEcho(t.Owner) + ") stopped"},
-			func(CallRecord) {})
-	}
-}
-
-// close stops taking tasks, lets those running finish for the shutdown
-// grace, then cancels the rest, which fail saying the instance shut
-// down, and waits for their ends to be stored.
+// close stops taking tasks, lets those running (or being stored) finish
+// for the shutdown grace, then cancels the rest, which fail saying the
+// instance shut down, and waits for their ends to be stored.
 func (r *taskRunner) close() {
 	r.mu.Lock()
 	if r.closed {
@@ -598,10 +480,12 @@ func (r *taskRunner) close() {
 	case <-time.After(r.shutdown):
 	}
 	r.mu.Lock()
+	r.stopping = true
 	for _, rt := range r.running {
 		rt.cancel(errTaskShutdown)
 	}
 	r.mu.Unlock()
+	close(r.halt)
 	<-done
 }
 

@@ -33,8 +33,11 @@ const (
 	// TaskNever (the default): every call is answered when it is done.
 	TaskNever TaskMode = iota
 	// TaskOptional: a call from a client that declared the tasks extension
-	// becomes a task; any other call, and one made while this instance
-	// already runs TaskOptions.MaxRunning tasks, is answered when done.
+	// becomes a task; any other call, one made while this instance
+	// already runs TaskOptions.MaxRunning tasks (or the caller its
+	// MaxPerCaller), and one whose task the store fails to create (an
+	// outage, say: logged) is answered when done, as a server without
+	// tasks would answer it.
 	TaskOptional
 	// TaskRequired: a call from a client that declared the extension
 	// becomes a task; a 2026-07-28 call from one that did not is refused
@@ -73,6 +76,10 @@ func (s TaskStatus) Terminal() bool {
 type Task struct {
 	ID       string // 128 random bits, base64url: the task's only name, so unguessable
 	CallerID string // the creating caller's (Caller.ID): only it may see or touch the task
+	// Endpoint is the endpoint that created the task (Options.Endpoint,
+	// as a requestState is bound to it): another endpoint sharing the
+	// store serves it to nobody, whatever its callers' ids.
+	Endpoint string
 	Tool     string // the tool called
 	// Permission is the tool's: every tasks/get, tasks/update and
 	// tasks/cancel checks that the caller still holds it.
@@ -107,6 +114,11 @@ type Task struct {
 
 	Result json.RawMessage // completed: the tool's result, as tasks/get sends it
 	Error  json.RawMessage // failed: the JSON-RPC error object
+	// EndedBy is the Token of the update that ended the task (TaskFinish
+	// or TaskReap): the one writer that finds its own token here makes
+	// the record of the end, exactly once, even when the store's reply to
+	// its write was lost.
+	EndedBy string
 }
 
 // Clone returns a deep copy of t, so that a store never hands out what it
@@ -163,62 +175,31 @@ type TaskUpdate struct {
 	Error      json.RawMessage            // TaskFinish, failed
 	Message    string                     // TaskAsk, TaskFinish, TaskReap: the new statusMessage
 	Now        time.Time                  // when: Updated on a change of status; TaskReap's deadline
+	// Token names this update among every other, for TaskFinish and
+	// TaskReap: the task keeps it as EndedBy, so that a writer whose
+	// store call failed (a reply lost to a deadline, say) can read the
+	// task back and learn whether its end was the one stored.
+	Token string
 }
 
 // Apply makes the change u to t, in place, and reports whether it
 // changed anything. It is the meaning of every TaskOp: the memory store
 // calls it under its lock, the redis module's store does the same in one
 // script, and a store of your own can call it inside a transaction
-// (mcpmwtest.TestTaskStore checks a store against it).
+// (mcpmwtest.TestTaskStore checks a store against it). Its work is
+// bounded by what the task holds, not by what u brings: a TaskAnswer
+// looks up only the questions outstanding.
 func (t *Task) Apply(u TaskUpdate) bool {
 	if t.Status.Terminal() {
 		return false // terminal stays terminal
 	}
 	switch u.Op {
 	case TaskRenew:
-		if t.Owner != u.Owner {
-			return false
-		}
-		t.LeaseUntil = u.LeaseUntil
-		return true
+		return t.renew(u)
 	case TaskAsk:
-		if t.Owner != u.Owner {
-			return false
-		}
-		for k, v := range u.Requests {
-			if _, answered := t.Answers[k]; answered {
-				continue
-			}
-			if _, outstanding := t.InputRequests[k]; outstanding {
-				continue
-			}
-			if t.InputRequests == nil {
-				t.InputRequests = map[string]json.RawMessage{}
-			}
-			t.InputRequests[k] = v
-		}
-		t.State = u.State
-		if len(t.InputRequests) > 0 {
-			t.Status, t.StatusMessage, t.Updated = TaskInputRequired, u.Message, u.Now
-		}
-		return true
+		return t.ask(u)
 	case TaskAnswer:
-		changed := false
-		for k, v := range u.Responses {
-			if _, outstanding := t.InputRequests[k]; !outstanding {
-				continue
-			}
-			delete(t.InputRequests, k)
-			if t.Answers == nil {
-				t.Answers = map[string]json.RawMessage{}
-			}
-			t.Answers[k], changed = v, true
-		}
-		if changed && len(t.InputRequests) == 0 {
-			t.InputRequests = nil
-			t.Status, t.StatusMessage, t.Updated = TaskWorking, "", u.Now
-		}
-		return changed
+		return t.answer(u)
 	case TaskCancel:
 		if t.CancelRequested {
 			return false
@@ -226,28 +207,100 @@ func (t *Task) Apply(u TaskUpdate) bool {
 		t.CancelRequested = true
 		return true
 	case TaskFinish:
-		if t.Owner != u.Owner || !u.Status.Terminal() {
-			return false
-		}
-		t.Status, t.StatusMessage, t.Updated = u.Status, u.Message, u.Now
-		t.InputRequests, t.Result, t.Error = nil, nil, nil
-		switch u.Status {
-		case TaskCompleted:
-			t.Result = u.Result
-		case TaskFailed:
-			t.Error = u.Error
-		}
-		return true
+		return t.finish(u)
 	case TaskReap:
-		if !t.LeaseUntil.Before(u.Now) {
-			return false
-		}
-		t.Status, t.StatusMessage, t.Updated = TaskFailed, u.Message, u.Now
-		t.InputRequests, t.Result = nil, nil
-		t.Error = u.Error
-		return true
+		return t.reap(u)
 	}
 	return false
+}
+
+// renew extends the owner's lease.
+func (t *Task) renew(u TaskUpdate) bool {
+	if t.Owner != u.Owner {
+		return false
+	}
+	t.LeaseUntil = u.LeaseUntil
+	return true
+}
+
+// ask parks the owner's task on the questions of u never asked before.
+func (t *Task) ask(u TaskUpdate) bool {
+	if t.Owner != u.Owner {
+		return false
+	}
+	for k, v := range u.Requests {
+		_, answered := t.Answers[k]
+		_, outstanding := t.InputRequests[k]
+		if answered || outstanding {
+			continue
+		}
+		if t.InputRequests == nil {
+			t.InputRequests = map[string]json.RawMessage{}
+		}
+		t.InputRequests[k] = v
+	}
+	t.State = u.State
+	if len(t.InputRequests) > 0 {
+		t.Status, t.StatusMessage, t.Updated = TaskInputRequired, u.Message, u.Now
+	}
+	return true
+}
+
+// answer takes the responses of u to the questions outstanding, looking
+// up each question (never each response: a client may send many), and
+// sets the task working again once none is left.
+func (t *Task) answer(u TaskUpdate) bool {
+	changed := false
+	for k := range t.InputRequests {
+		v, ok := u.Responses[k]
+		if !ok {
+			continue
+		}
+		delete(t.InputRequests, k)
+		if t.Answers == nil {
+			t.Answers = map[string]json.RawMessage{}
+		}
+		t.Answers[k], changed = v, true
+	}
+	if changed && len(t.InputRequests) == 0 {
+		t.InputRequests = nil
+		t.Status, t.StatusMessage, t.Updated = TaskWorking, "", u.Now
+	}
+	return changed
+}
+
+// finish ends the owner's task with u's status.
+func (t *Task) finish(u TaskUpdate) bool {
+	if t.Owner != u.Owner || !u.Status.Terminal() {
+		return false
+	}
+	t.end(u.Status, u)
+	switch u.Status {
+	case TaskCompleted:
+		t.Result = u.Result
+	case TaskFailed:
+		t.Error = u.Error
+	}
+	return true
+}
+
+// reap fails a task whose lease ended before u.Now. A lease ending
+// exactly at u.Now has not ended yet.
+func (t *Task) reap(u TaskUpdate) bool {
+	if !t.LeaseUntil.Before(u.Now) {
+		return false
+	}
+	t.end(TaskFailed, u)
+	t.Error = u.Error
+	return true
+}
+
+// end makes t terminal with status, as u says: when, why, and by whom
+// (u.Token, so that the writer of the end can tell it wrote it).
+func (t *Task) end(status TaskStatus, u TaskUpdate) {
+	t.Status, t.StatusMessage, t.Updated = status, u.Message, u.Now
+	t.InputRequests, t.Result, t.Error = nil, nil, nil
+	t.EndedBy = u.Token
 }
 
 // ErrTaskNotFound is what a TaskStore returns for a task it does not
@@ -256,7 +309,11 @@ var ErrTaskNotFound = errors.New("mcpmw: task not found")
 
 // A TaskStore keeps the tasks of every instance of a service, so that any
 // instance answers tasks/get, tasks/update and tasks/cancel for a task
-// another runs. NewMemoryTaskStore is the default, for one instance; the
+// another runs. An error that says the store is unavailable for now (an
+// error in its chain with an Unavailable() bool method reporting true, or
+// context.DeadlineExceeded) is answered 503 with Retry-After; any other,
+// 500. An error after a write does not mean the write was not made: the
+// handler reads the task back (EndedBy) before it concludes. NewMemoryTaskStore is the default, for one instance; the
 // redis module's (mcpredis.NewTaskStore) is shared by all. Implement it to
 // keep tasks in your own job system: each method is one atomic step, and
 // mcpmwtest.TestTaskStore checks an implementation. A TaskStore must be
@@ -284,10 +341,25 @@ type TaskOptions struct {
 	// (NewMemoryTaskStore), right for one instance; give every instance
 	// of a service the same shared store.
 	Store TaskStore
-	// MaxRunning bounds the tasks this instance runs at once. Beyond it a
-	// TaskOptional call is answered when done, and a TaskRequired call is
-	// refused with -32603 saying so. Zero means 64.
+	// MaxRunning bounds the tasks this instance runs at once, those
+	// waiting in input_required for the client's answers included (each
+	// holds its slot, its goroutine and its call's arguments until it is
+	// answered, cancelled or outlives its TTL). Beyond it a TaskOptional
+	// call is answered when done, and a TaskRequired call is refused with
+	// -32603 saying so. Zero means 64.
 	MaxRunning int
+	// MaxPerCaller bounds the slots of MaxRunning one caller (CallerID)
+	// holds at once on this instance, so that one caller's tasks left
+	// waiting for answers cannot starve every other caller. Beyond it the
+	// caller's calls are treated as beyond MaxRunning. Zero means a
+	// quarter of MaxRunning (at least 1).
+	MaxPerCaller int
+	// MaxInputBytes bounds the client's answers one task keeps (keys and
+	// values, over its life). A task keeps only answers to what it asked:
+	// anything else a client sends is dropped before the store sees it.
+	// An answer that would pass the bound is refused with -32602. Zero
+	// means 256 KiB.
+	MaxInputBytes int
 	// TTL is how long a task is kept from its creation, result included;
 	// a task still running then is stopped and fails. Zero means 1 hour.
 	TTL time.Duration

@@ -170,7 +170,7 @@ func (e *taskEnv) get(t *testing.T, token, id string) taskReply {
 // terminal), for at most 5 s.
 func (e *taskEnv) until(t *testing.T, id string, want ...string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := e.get(t, "alice", id)
 		require.Equal(t, 200, r.Status, r.Raw)
@@ -207,10 +207,11 @@ func gatedTool(name string, release <-chan struct{}, mode mcpmw.TaskMode, ran *a
 // waitRecords waits (at most 5 s) until pred holds of rec's records.
 func waitRecords(t *testing.T, rec *mcpmwtest.Recorder, pred func([]mcpmw.CallRecord) bool) []mcpmw.CallRecord {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !pred(rec.Records()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("records never got there: %+v", rec.Records())
+			rs := rec.Records()
+			t.Fatalf("records never got there: %d records, the last: %+v", len(rs), rs[max(len(rs)-3, 0):])
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -546,7 +547,7 @@ func TestTaskCancel(t *testing.T) {
 	select {
 	case err := <-stopped:
 		assert.ErrorIs(t, err, context.Canceled, "the tool's context is cancelled")
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("tasks/cancel did not reach the running tool")
 	}
 	final := e.until(t, id, "cancelled")
@@ -696,14 +697,14 @@ func TestTaskCapacity(t *testing.T) {
 
 	plain := make(chan taskReply, 1)
 	go func() { plain <- e.call(t, "alice", "opt", "") }()
-	require.Eventually(t, func() bool { return ran.Load() == 2 }, 5*time.Second, time.Millisecond, "a TaskOptional call beyond the bound runs as a plain call")
+	require.Eventually(t, func() bool { return ran.Load() == 2 }, 30*time.Second, time.Millisecond, "a TaskOptional call beyond the bound runs as a plain call")
 	close(release)
 	r := <-plain
 	assert.Equal(t, "complete", r.Result["resultType"], r.Raw)
 	e.until(t, id, "completed")
 	require.Eventually(t, func() bool {
 		return e.call(t, "alice", "req", "").Result["resultType"] == "task"
-	}, 5*time.Second, 5*time.Millisecond, "the slot is given back when the task ends")
+	}, 30*time.Second, 5*time.Millisecond, "the slot is given back when the task ends")
 }
 
 func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
@@ -716,7 +717,7 @@ func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
 	id := e.create(t, "alice", "forever", "")
 	waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
 		for _, r := range rs {
-			if r.Target == id && r.Summary == "task failed: stopped before it finished (shut down, or past its TTL)" {
+			if r.Target == id && r.Summary == "task failed: the task outlived its TTL" {
 				assert.Equal(t, mcpmw.CodeInternalError, r.ErrorCode)
 				return true
 			}
@@ -726,7 +727,7 @@ func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
 	require.Eventually(t, func() bool {
 		r := e.get(t, "alice", id)
 		return r.Error != nil && r.Error.Code == mcpmw.CodeInvalidParams
-	}, 5*time.Second, 10*time.Millisecond, "past its TTL the task is gone")
+	}, 30*time.Second, 10*time.Millisecond, "past its TTL the task is gone")
 }
 
 // sharedStore is a MemoryTaskStore the handler takes for a shared one (it
@@ -739,13 +740,13 @@ func TestTaskOfADeadInstanceIsReaped(t *testing.T) {
 	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, Lease: time.Second}},
 		gatedTool("export", make(chan struct{}), mcpmw.TaskOptional, nil))
 	now := time.Now()
-	require.NoError(t, store.Create(context.Background(), &mcpmw.Task{
+	require.NoError(t, store.Create(context.Background(), &mcpmw.Task{Endpoint: "/mcp",
 		ID: "orphan-aaaaaaaaaaaaaaa", CallerID: "alice", Tool: "export", Permission: "run", Status: mcpmw.TaskWorking,
 		Created: now, Updated: now, TTL: time.Hour, Owner: "a-dead-instance", LeaseUntil: now.Add(50 * time.Millisecond),
 	}))
 	start := time.Now()
 	failed := e.until(t, "orphan-aaaaaaaaaaaaaaa", "failed")
-	assert.Less(t, time.Since(start), 1500*time.Millisecond, "its lease ended at once: reaped within half a lease (the reaper's period), and a little")
+	assert.Less(t, time.Since(start), 3*time.Second, "its lease ended at once: reaped within half a lease (the reaper's period), and a busy machine's slack")
 	assert.Equal(t, float64(-32603), failed["error"].(map[string]any)["code"])
 	assert.Contains(t, failed["error"].(map[string]any)["message"], "stopped before it finished")
 	waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool {
@@ -818,7 +819,7 @@ func TestTaskAcrossInstancesSharingAStoreAndARelay(t *testing.T) {
 			two.do(t, "alice", "tasks/cancel", `"taskId":`+strconv.Quote(waiting), taskCaps)
 			select {
 			case <-stopped:
-			case <-time.After(5 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("a cancel sent to instance 2 did not stop the run on instance 1")
 			}
 			two.until(t, waiting, "cancelled")
@@ -839,7 +840,7 @@ func TestTaskCloseFailsWhatIsStillRunning(t *testing.T) {
 	close(release) // finishes within the grace
 	select {
 	case <-closed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Close did not return")
 	}
 	q, _ := e.store.Get(context.Background(), quick)
@@ -855,7 +856,7 @@ func TestTaskCloseFailsWhatIsStillRunning(t *testing.T) {
 func TestTaskManyAtOnceEndOnceEachAndLeaveNothing(t *testing.T) {
 	before := runtime.NumGoroutine()
 	store := mcpmw.NewMemoryTaskStore()
-	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, MaxRunning: 200, TTL: 300 * time.Millisecond}},
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, MaxRunning: 200, MaxPerCaller: 200, TTL: 300 * time.Millisecond}},
 		mcpmw.Tool{Name: "work", Permission: "run", Task: mcpmw.TaskOptional,
 			Call: func(ctx context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				time.Sleep(time.Duration(args.OptInt("ms", 0)) * time.Millisecond)
@@ -890,7 +891,7 @@ func TestTaskManyAtOnceEndOnceEachAndLeaveNothing(t *testing.T) {
 	for _, id := range ids {
 		assert.Equal(t, 1, ends[id], "task %s: one record of its end", id)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_ = store.Create(context.Background(), &mcpmw.Task{ID: "sweeper-" + strconv.FormatInt(time.Now().UnixNano(), 10), TTL: time.Millisecond, Created: time.Now()})
 		tasks, goroutines := store.Len(), runtime.NumGoroutine()
@@ -957,7 +958,7 @@ func TestTaskHooksThatPanicDoNotReachTheProcess(t *testing.T) {
 	e.until(t, id, "completed")
 	require.Eventually(t, func() bool {
 		return audited.Load() == 1 && strings.Contains(log.String(), "observer panicked on a task's end")
-	}, 5*time.Second, 5*time.Millisecond, "the end is still recorded and observed, each panic logged: %s", log)
+	}, 30*time.Second, 5*time.Millisecond, "the end is still recorded and observed, each panic logged: %s", log)
 	assert.Contains(t, log.String(), "auditor panicked on a task's end")
 	assert.Contains(t, log.String(), "observer panicked as a task started")
 }
@@ -1001,7 +1002,7 @@ func TestTaskStoreThatFailsItsContract(t *testing.T) {
 			if mode == "panic" {
 				assert.Contains(t, e.log.String(), "a task's lease could not be renewed")
 				stop()
-				require.Eventually(t, func() bool { return strings.Contains(e.log.String(), "a task's end could not be stored") }, 5*time.Second, 5*time.Millisecond)
+				require.Eventually(t, func() bool { return strings.Contains(e.log.String(), "a task's end could not be stored") }, 30*time.Second, 5*time.Millisecond)
 			}
 		})
 	}
@@ -1024,7 +1025,7 @@ func TestTaskAsAStoreOfYourOwnHoldsIt(t *testing.T) {
 	store := mcpmw.NewMemoryTaskStore()
 	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store}}, gatedTool("export", nil, mcpmw.TaskOptional, nil))
 	now := time.Now()
-	require.NoError(t, store.Create(context.Background(), &mcpmw.Task{ID: "own-task", CallerID: "alice", Tool: "export", Permission: "run",
+	require.NoError(t, store.Create(context.Background(), &mcpmw.Task{ID: "own-task", CallerID: "alice", Endpoint: "/mcp", Tool: "export", Permission: "run",
 		Status: "paused", Created: now, Updated: now, Owner: "elsewhere", LeaseUntil: now.Add(time.Hour)}))
 	r := e.get(t, "alice", "own-task")
 	require.Equal(t, 200, r.Status, r.Raw)
@@ -1138,7 +1139,7 @@ func TestTaskStoreFailingWrites(t *testing.T) {
 	assert.EqualValues(t, 1, ran.Load(), "the refused call did not run")
 
 	now := time.Now()
-	require.NoError(t, mem.Create(context.Background(), &mcpmw.Task{ID: "stored-task", CallerID: "alice", Tool: "opt", Permission: "run",
+	require.NoError(t, mem.Create(context.Background(), &mcpmw.Task{ID: "stored-task", CallerID: "alice", Endpoint: "/mcp", Tool: "opt", Permission: "run",
 		Status: mcpmw.TaskInputRequired, Created: now, Updated: now, TTL: time.Hour, Owner: "elsewhere", LeaseUntil: now.Add(time.Hour),
 		InputRequests: map[string]json.RawMessage{"q": json.RawMessage(`{"method":"elicitation/create","params":{}}`)}}))
 	failUpdates.Store(true)

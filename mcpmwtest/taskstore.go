@@ -15,9 +15,10 @@ import (
 )
 
 // TestTaskStore checks a TaskStore against the meaning of each TaskOp
-// (mcpmw.Task.Apply): every change it makes is the one Apply makes,
-// terminal stays terminal, a key is asked at most once, concurrent
-// finishes end a task exactly once, and an expired task is gone. newStore
+// (mcpmw.Task.Apply): every field is kept (Endpoint and EndedBy
+// included), every change it makes is the one Apply makes, terminal stays
+// terminal, a key is asked at most once, concurrent finishes end a task
+// exactly once and keep the winner's token, and an expired task is gone. newStore
 // returns an empty store for one subtest (each is run in parallel). Call
 // it from the test of your own store:
 //
@@ -39,7 +40,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) mcpmw.TaskStore) {
 // newTask returns a working task owned by "instance-1", created now.
 func newTask(id string, now time.Time) *mcpmw.Task {
 	return &mcpmw.Task{
-		ID: id, CallerID: "alice", Tool: "export", Permission: "read", Status: mcpmw.TaskWorking,
+		ID: id, CallerID: "alice", Endpoint: "/mcp", Tool: "export", Permission: "read", Status: mcpmw.TaskWorking,
 		Created: now, Updated: now, TTL: time.Hour, PollInterval: time.Second,
 		Owner: "instance-1", LeaseUntil: now.Add(10 * time.Second),
 	}
@@ -167,13 +168,13 @@ var taskStoreCases = []struct {
 		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskAsk, Owner: "instance-1", Requests: map[string]json.RawMessage{"a": q("A again?"), "b": q("B?"), "c": q("C?")}, Message: "waiting", Now: later.Add(3 * time.Second)}, "ask an answered key, an outstanding one and a new one")
 		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskAnswer, Responses: map[string]json.RawMessage{"b": json.RawMessage(`{"action":"decline"}`), "c": json.RawMessage(`{"action":"cancel"}`)}, Now: later.Add(4 * time.Second)}, "answer the rest: working again")
 		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "instance-2", Status: mcpmw.TaskCompleted, Result: json.RawMessage(`{"content":[]}`), Now: later.Add(5 * time.Second)}, "finish by another owner")
-		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskCompleted, Result: json.RawMessage(`{"content":[{"type":"text","text":"done"}],"isError":false}`), Message: "done", Now: later.Add(6 * time.Second)}, "finish")
+		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskCompleted, Result: json.RawMessage(`{"content":[{"type":"text","text":"done"}],"isError":false}`), Message: "done", Now: later.Add(6 * time.Second), Token: "finish-1"}, "finish")
 		for _, u := range []mcpmw.TaskUpdate{
 			{Op: mcpmw.TaskCancel},
 			{Op: mcpmw.TaskRenew, Owner: "instance-1", LeaseUntil: later.Add(time.Hour)},
 			{Op: mcpmw.TaskAsk, Owner: "instance-1", Requests: map[string]json.RawMessage{"d": q("D?")}},
-			{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskFailed, Error: json.RawMessage(`{"code":-32603,"message":"x"}`)},
-			{Op: mcpmw.TaskReap, Now: later.Add(time.Hour), Error: json.RawMessage(`{"code":-32603,"message":"x"}`)},
+			{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskFailed, Error: json.RawMessage(`{"code":-32603,"message":"x"}`), Token: "finish-2"},
+			{Op: mcpmw.TaskReap, Now: later.Add(time.Hour), Error: json.RawMessage(`{"code":-32603,"message":"x"}`), Token: "reap-2"},
 		} {
 			step(t, s, model, u, fmt.Sprintf("op %d on a terminal task", u.Op))
 		}
@@ -186,7 +187,7 @@ var taskStoreCases = []struct {
 		}
 		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskCancel, Now: now}, "cancel")
 		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskCancel, Now: now}, "cancel again")
-		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskCancelled, Message: "cancelled by the client", Now: now.Add(time.Millisecond)}, "finish cancelled")
+		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskCancelled, Message: "cancelled by the client", Now: now.Add(time.Millisecond), Token: "finish-cancelled"}, "finish cancelled")
 	}},
 	{"FailedKeepsItsError", func(t *testing.T, s mcpmw.TaskStore) {
 		now := time.Now()
@@ -217,8 +218,8 @@ var taskStoreCases = []struct {
 			t.Fatalf("Expired once t-reap's lease ended: %v, %v; want [t-reap]", ids, err)
 		}
 		dead := json.RawMessage(`{"code":-32603,"message":"the instance running the task stopped"}`)
-		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: now.Add(5 * time.Second), Error: dead, Message: "stopped"}, "reap before the lease ended")
-		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: now.Add(11 * time.Second), Error: dead, Message: "stopped"}, "reap after it")
+		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: now.Add(5 * time.Second), Error: dead, Message: "stopped", Token: "reap-early"}, "reap before the lease ended")
+		step(t, s, model, mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: now.Add(11 * time.Second), Error: dead, Message: "stopped", Token: "reap-1"}, "reap after it")
 		ids, err = s.Expired(ctx, now.Add(time.Minute), 10)
 		if err != nil || len(ids) != 0 {
 			t.Fatalf("Expired lists a terminal task or one whose lease runs: %v, %v", ids, err)
@@ -288,14 +289,15 @@ var taskStoreCases = []struct {
 		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		won := 0
+		won, winner := 0, ""
 		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				u := mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskCompleted, Result: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Now: now}
+				token := "end-" + strconv.Itoa(i)
+				u := mcpmw.TaskUpdate{Op: mcpmw.TaskFinish, Owner: "instance-1", Status: mcpmw.TaskCompleted, Result: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Now: now, Token: token}
 				if i%2 == 1 {
-					u = mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: now.Add(time.Minute), Error: json.RawMessage(`{"code":-32603,"message":"gone"}`)}
+					u = mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: now.Add(time.Minute), Error: json.RawMessage(`{"code":-32603,"message":"gone"}`), Token: token}
 				}
 				_, changed, err := s.Update(ctx, "t-race", u)
 				if err != nil {
@@ -303,7 +305,7 @@ var taskStoreCases = []struct {
 				}
 				if changed {
 					mu.Lock()
-					won++
+					won, winner = won+1, token
 					mu.Unlock()
 				}
 			}()
@@ -315,6 +317,9 @@ var taskStoreCases = []struct {
 		got, _ := s.Get(ctx, "t-race")
 		if !got.Status.Terminal() {
 			t.Fatalf("status %q after the finishes", got.Status)
+		}
+		if got.EndedBy != winner {
+			t.Fatalf("EndedBy %q after the finishes, want the winner's token %q: the writer of an end finds its own token there", got.EndedBy, winner)
 		}
 	}},
 }
