@@ -75,12 +75,13 @@ func (o *Observer) StartTask(ctx, created context.Context, t *mcpmw.Task, start 
 }
 
 // EndTask ends the span StartTask started for the run in ctx, at the
-// moment the run's end was stored (rec.Time plus rec.Duration), with the
-// record's outcome; its status is Error when the outcome is error, as a
-// request's is. It then records the run's duration. Without a run of its
-// own in ctx (StartTask was not called), it records the whole span now,
-// from rec.Time, as a new root; a second EndTask of one run records
-// nothing.
+// moment the run ended (rec.Time: the record of a task's end is made
+// then, and its Duration is how long the task ran), with the record's
+// outcome; its status is Error when the outcome is error, as a request's
+// is. It then records the run's duration. Without a run of its own in ctx
+// (StartTask was not called), it records the whole span now, from
+// rec.Time less rec.Duration, as a new root; a second EndTask of one run
+// records nothing.
 func (o *Observer) EndTask(ctx context.Context, rec mcpmw.CallRecord) {
 	run, _ := ctx.Value(taskRunKey).(*taskRun)
 	if run != nil && !run.ended.CompareAndSwap(false, true) {
@@ -93,13 +94,13 @@ func (o *Observer) EndTask(ctx context.Context, rec mcpmw.CallRecord) {
 		span.SetAttributes(attrs...)
 	} else {
 		ctx, span = o.tracer.Start(ctx, taskSpanName(rec.Tool), trace.WithNewRoot(),
-			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(rec.Time),
+			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(rec.Time.Add(-rec.Duration)),
 			trace.WithAttributes(append(taskStartAttributes(rec.Tool, rec.Target), attrs...)...))
 	}
 	if rec.Outcome == mcpmw.OutcomeError {
 		span.SetStatus(codes.Error, rec.Summary)
 	}
-	span.End(trace.WithTimestamp(rec.Time.Add(rec.Duration)))
+	span.End(trace.WithTimestamp(rec.Time))
 	o.taskDuration.Record(ctx, rec.Duration.Seconds(), metric.WithAttributeSet(attribute.NewSet(attrs...)))
 }
 

@@ -202,8 +202,8 @@ func TestTaskRunSpan(t *testing.T) {
 			require.Len(t, ends, 1, "EndTask once")
 			rec := ends[0]
 			assert.Equal(t, id, rec.Target)
-			assert.True(t, run.StartTime().Equal(rec.Time), "starts when the run started")
-			assert.True(t, run.EndTime().Equal(rec.Time.Add(rec.Duration)), "ends when the run's end was stored")
+			assert.True(t, run.StartTime().Equal(rec.Time.Add(-rec.Duration)), "starts when the run started")
+			assert.True(t, run.EndTime().Equal(rec.Time), "ends when the run ended")
 			assert.Equal(t, tt.code, run.Status().Code)
 			if tt.code == codes.Error {
 				assert.Equal(t, rec.Summary, run.Status().Description)
@@ -380,11 +380,11 @@ func TestTaskObserverCalledDirectly(t *testing.T) {
 	capped := strings.Repeat("é", 100) + "…"
 	start := time.Now()
 	ctx := obs.StartTask(context.Background(), context.Background(), &mcpmw.Task{ID: long, Tool: long}, start)
-	rec := mcpmw.CallRecord{Time: start, Duration: time.Second, Method: "tools/call", Target: long, Tool: long,
+	rec := mcpmw.CallRecord{Time: start.Add(time.Second), Duration: time.Second, Method: "tools/call", Target: long, Tool: long,
 		Outcome: mcpmw.OutcomeOK, Summary: "task completed: ok"}
 	obs.EndTask(ctx, rec)
 	obs.EndTask(ctx, rec)
-	obs.EndTask(context.Background(), mcpmw.CallRecord{Time: start, Duration: 2 * time.Second, Target: long, Tool: long,
+	obs.EndTask(context.Background(), mcpmw.CallRecord{Time: start.Add(2 * time.Second), Duration: 2 * time.Second, Target: long, Tool: long,
 		Outcome: mcpmw.OutcomeError, ErrorCode: mcpmw.CodeInternalError, Summary: "task failed: stopped"})
 
 	sampler.mu.Lock()
