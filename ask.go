@@ -107,12 +107,13 @@ var ErrInputRequired = errors.New("mcpmw: the client's input is required")
 type round struct {
 	revision  revision
 	nextSet   bool                       // next was set; beside revision, so the two share a word (an exchange holds a round)
+	keepUsed  bool                       // a task tool's call: Ask notes the answers it used (in used)
 	clientCap json.RawMessage            // the request's clientCapabilities
 	answers   map[string]json.RawMessage // inputResponses
 	state     []byte                     // the tool's state, from the round before
 	next      []byte                     // the tool's state for the next round
 	asked     map[string]InputRequest
-	used      []string     // the keys of answers Ask returned: what a task keeps of them
+	used      []string     // the keys of answers Ask returned, when keepUsed: what a task keeps of them
 	asker     *legacyAsker // on the legacy revisions: asks over the event stream
 }
 
@@ -175,7 +176,7 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		if jsonwire.KindOf(ans) != jsonwire.KindObject {
 			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: inputResponses." + capEcho(key) + " must be an object, the client's result for " + req.Method}
 		}
-		if !slices.Contains(r.used, key) {
+		if r.keepUsed && !slices.Contains(r.used, key) {
 			r.used = append(r.used, key)
 		}
 		return ans, nil

@@ -63,6 +63,7 @@ func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 		return resp
 	}
 	if e.Prepare != nil {
+		rnd.keepUsed = e.Task != TaskNever // the answers Prepare reads are the task's first
 		if resp := t.prepare(ctx, req, target, rnd); resp != nil {
 			return resp
 		}
