@@ -211,13 +211,38 @@ func (r *taskRunner) take(cid string) int {
 
 // release gives back the slot of a task of caller cid.
 func (r *taskRunner) release(cid string) {
+	defer r.wg.Done()
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.taken--
 	if r.held[cid]--; r.held[cid] == 0 {
 		delete(r.held, cid)
 	}
-	r.mu.Unlock()
-	r.wg.Done()
+}
+
+// register notes that task id runs here as rt, and cancels it at once
+// when Close has stopped waiting for tasks.
+func (r *taskRunner) register(id string, rt *runningTask) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running[id] = rt
+	if r.stopping {
+		rt.cancel(errTaskShutdown) // Close has stopped waiting: this one fails at once
+	}
+}
+
+// unregister notes that task id no longer runs here.
+func (r *taskRunner) unregister(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.running, id)
+}
+
+// lookup returns the task id running here, or nil.
+func (r *taskRunner) lookup(id string) *runningTask {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running[id]
 }
 
 // create stores the task of call, made at the endpoint at, with the first
@@ -241,20 +266,11 @@ func (r *taskRunner) create(ctx context.Context, call *taskCall, at string, answ
 	runCtx, stopTTL := context.WithDeadlineCause(runCtx, t.Created.Add(t.TTL), errTaskExpired)
 	rt.cancel = cancel
 	runCtx, end := r.observeStart(runCtx, ctx, t, call, now)
-	r.mu.Lock()
-	r.running[t.ID] = rt
-	if r.stopping {
-		cancel(errTaskShutdown) // Close has stopped waiting: this one fails at once
-	}
-	r.mu.Unlock()
+	r.register(t.ID, rt)
 	go func() {
 		defer r.release(t.CallerID)
 		defer stopTTL()
-		defer func() {
-			r.mu.Lock()
-			delete(r.running, t.ID)
-			r.mu.Unlock()
-		}()
+		defer r.unregister(t.ID)
 		r.run(runCtx, rt, t.Clone(), call, now, end)
 	}()
 	return t, nil
@@ -262,10 +278,7 @@ func (r *taskRunner) create(ctx context.Context, call *taskCall, at string, answ
 
 // wake tells the task id, if it runs here, that the store changed.
 func (r *taskRunner) wake(id string) {
-	r.mu.Lock()
-	rt := r.running[id]
-	r.mu.Unlock()
-	if rt != nil {
+	if rt := r.lookup(id); rt != nil {
 		for _, c := range []chan struct{}{rt.answered, rt.poked} {
 			select {
 			case c <- struct{}{}:
@@ -446,9 +459,11 @@ type TaskObserver interface {
 // with the memory store every task runs here, and its lease is renewed or
 // it has ended, so none is started.
 func (r *taskRunner) serve() []Method {
-	r.mu.Lock()
-	r.serving = true
-	r.mu.Unlock()
+	func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.serving = true
+	}()
 	r.startReaper()
 	return r.methods()
 }
@@ -464,13 +479,9 @@ func (r *taskRunner) served() bool {
 // for the shutdown grace, then cancels the rest, which fail saying the
 // instance shut down, and waits for their ends to be stored.
 func (r *taskRunner) close() {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	if !r.markClosed() {
 		return
 	}
-	r.closed = true
-	r.mu.Unlock()
 	close(r.stop)
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
@@ -479,12 +490,26 @@ func (r *taskRunner) close() {
 		return
 	case <-time.After(r.shutdown):
 	}
+	r.stopAll()
+	close(r.halt)
+	<-done
+}
+
+// markClosed marks the runner closed, and reports whether it was open.
+func (r *taskRunner) markClosed() bool {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	was := r.closed
+	r.closed = true
+	return !was
+}
+
+// stopAll cancels every task running here, and any that starts from now.
+func (r *taskRunner) stopAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.stopping = true
 	for _, rt := range r.running {
 		rt.cancel(errTaskShutdown)
 	}
-	r.mu.Unlock()
-	close(r.halt)
-	<-done
 }
