@@ -856,7 +856,7 @@ func TestTaskCloseFailsWhatIsStillRunning(t *testing.T) {
 func TestTaskManyAtOnceEndOnceEachAndLeaveNothing(t *testing.T) {
 	before := runtime.NumGoroutine()
 	store := mcpmw.NewMemoryTaskStore()
-	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, MaxRunning: 200, MaxPerCaller: 200, TTL: 300 * time.Millisecond}},
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, MaxRunning: 200, MaxPerCaller: 200, TTL: 3 * time.Second}},
 		mcpmw.Tool{Name: "work", Permission: "run", Task: mcpmw.TaskOptional,
 			Call: func(ctx context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 				time.Sleep(time.Duration(args.OptInt("ms", 0)) * time.Millisecond)
