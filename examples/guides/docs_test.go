@@ -40,6 +40,9 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "copy each snippet's source into the Markdown instead of failing on a difference")
@@ -231,42 +234,10 @@ func TestSnippets(t *testing.T) {
 	regions := 0
 	for _, page := range pages(t) {
 		md := read(t, page)
-		replaced := md
-		// Walk backwards so that replacing a block keeps the offsets of
-		// the ones before it.
-		fs := fences(md)
-		for i := len(fs) - 1; i >= 0; i-- {
-			f := fs[i]
-			where := fmt.Sprintf("%s:%d", page, f.line)
-			if strings.Contains(f.code, "curl ") && !slices.Contains(curlMarkers, f.marker) {
-				t.Errorf("%s: a block of curl lines no test runs: mark it %s and keep it working against the example app", where, curlAppMarker)
-			}
-			if f.lang != "go" {
-				continue
-			}
-			if f.marker == "<!-- quickstart:main.go -->" {
-				continue // examples/quickstart builds and runs it
-			}
-			m := snippetMarker.FindStringSubmatch(f.marker)
-			if m == nil {
-				t.Errorf("%s: a Go snippet without a <!-- snippet: PATH#NAME --> marker on the line before it: no test compiles it", where)
-				continue
-			}
-			want, err := region(m[1], m[2])
-			if err != nil {
-				t.Errorf("%s: %v", where, err)
-				continue
-			}
-			regions++
-			if f.code == want {
-				continue
-			}
-			if *update {
-				replaced = replaced[:f.start] + want + replaced[f.start+len(f.code):]
-				continue
-			}
-			t.Errorf("%s: the snippet differs from %s#%s (run go -C examples test ./guides -run TestSnippets -update to copy the source):\n%s",
-				where, m[1], m[2], firstDifference(f.code, want))
+		replaced, problems, n := checkSnippets(page, md, region)
+		regions += n
+		for _, p := range problems {
+			t.Error(p)
 		}
 		if *update && replaced != md {
 			if err := os.WriteFile(filepath.Join(root, page), []byte(replaced), 0o644); err != nil {
@@ -278,6 +249,50 @@ func TestSnippets(t *testing.T) {
 	if regions < 10 {
 		t.Errorf("checked only %d snippets: are the markers there?", regions)
 	}
+}
+
+// checkSnippets checks the blocks of the Markdown md of page, reading
+// regions with source. It returns md with every Go snippet replaced by its
+// source, the problems it found (a difference is one unless update is
+// set), and how many snippets it compared.
+func checkSnippets(page, md string, source func(rel, name string) (string, error)) (replaced string, problems []string, regions int) {
+	replaced = md
+	// Walk backwards so that replacing a block keeps the offsets of the
+	// ones before it.
+	fs := fences(md)
+	for i := len(fs) - 1; i >= 0; i-- {
+		f := fs[i]
+		where := fmt.Sprintf("%s:%d", page, f.line)
+		if strings.Contains(f.code, "curl ") && !slices.Contains(curlMarkers, f.marker) {
+			problems = append(problems, fmt.Sprintf("%s: a block of curl lines no test runs: mark it %s and keep it working against the example app", where, curlAppMarker))
+		}
+		if f.lang != "go" {
+			continue
+		}
+		if f.marker == "<!-- quickstart:main.go -->" {
+			continue // examples/quickstart builds and runs it
+		}
+		m := snippetMarker.FindStringSubmatch(f.marker)
+		if m == nil {
+			problems = append(problems, where+": a Go snippet without a <!-- snippet: PATH#NAME --> marker on the line before it: no test compiles it")
+			continue
+		}
+		want, err := source(m[1], m[2])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", where, err))
+			continue
+		}
+		regions++
+		if f.code == want {
+			continue
+		}
+		replaced = replaced[:f.start] + want + replaced[f.start+len(f.code):]
+		if !*update {
+			problems = append(problems, fmt.Sprintf("%s: the snippet differs from %s#%s (run go -C examples test ./guides -run TestSnippets -update to copy the source):\n%s",
+				where, m[1], m[2], firstDifference(f.code, want)))
+		}
+	}
+	return replaced, problems, regions
 }
 
 // firstDifference shows the first line where got and want part.
@@ -407,50 +422,124 @@ func TestLinks(t *testing.T) {
 		headings[rel] = a
 		return a
 	}
+	exists := func(rel string) error {
+		_, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+		return err
+	}
 	checked := 0
 	for _, page := range pages(t) {
-		text := prose(read(t, page))
-		var targets []string
-		for _, m := range link.FindAllStringSubmatch(text, -1) {
-			targets = append(targets, m[1])
-		}
-		for _, m := range refDef.FindAllStringSubmatch(text, -1) {
-			targets = append(targets, m[1])
-		}
-		for _, target := range targets {
-			target = strings.Trim(target, "<>")
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-				continue
-			}
-			checked++
-			path, anchor, _ := strings.Cut(target, "#")
-			dest := page
-			if path != "" {
-				dest = filepath.ToSlash(filepath.Join(filepath.Dir(page), path))
-				if strings.HasPrefix(dest, "../") {
-					t.Errorf("%s: link %q leaves the repository", page, target)
-					continue
-				}
-				if _, err := os.Stat(filepath.Join(root, dest)); err != nil {
-					t.Errorf("%s: link %q: %v", page, target, err)
-					continue
-				}
-			}
-			if anchor == "" {
-				continue
-			}
-			if !strings.HasSuffix(dest, ".md") {
-				t.Errorf("%s: link %q names a heading of a file that is not Markdown", page, target)
-				continue
-			}
-			if !anchorsOf(dest)[anchor] {
-				t.Errorf("%s: link %q: %s has no heading with that anchor", page, target, dest)
-			}
+		problems, n := checkLinks(page, read(t, page), exists, anchorsOf)
+		checked += n
+		for _, p := range problems {
+			t.Error(p)
 		}
 	}
 	if checked < 30 {
 		t.Errorf("checked only %d relative links", checked)
 	}
+}
+
+// checkLinks checks the relative links of the Markdown md of page (a path
+// from the repository's root), with exists telling whether a path is there
+// and anchorsOf the anchors of a Markdown file. It returns the problems
+// and how many links it checked.
+func checkLinks(page, md string, exists func(rel string) error, anchorsOf func(rel string) map[string]bool) (problems []string, checked int) {
+	text := prose(md)
+	var targets []string
+	for _, m := range link.FindAllStringSubmatch(text, -1) {
+		targets = append(targets, m[1])
+	}
+	for _, m := range refDef.FindAllStringSubmatch(text, -1) {
+		targets = append(targets, m[1])
+	}
+	for _, target := range targets {
+		target = strings.Trim(target, "<>")
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		checked++
+		path, anchor, _ := strings.Cut(target, "#")
+		dest := page
+		if path != "" {
+			dest = filepath.ToSlash(filepath.Join(filepath.Dir(page), path))
+			if dest == ".." || strings.HasPrefix(dest, "../") {
+				problems = append(problems, fmt.Sprintf("%s: link %q leaves the repository", page, target))
+				continue
+			}
+			if err := exists(dest); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: link %q: %v", page, target, err))
+				continue
+			}
+		}
+		if anchor == "" {
+			continue
+		}
+		if !strings.HasSuffix(dest, ".md") {
+			problems = append(problems, fmt.Sprintf("%s: link %q names a heading of a file that is not Markdown", page, target))
+			continue
+		}
+		if !anchorsOf(dest)[anchor] {
+			problems = append(problems, fmt.Sprintf("%s: link %q: %s has no heading with that anchor", page, target, dest))
+		}
+	}
+	return problems, checked
+}
+
+// TestCheckLinksFindsEachKindOfBrokenLink feeds checkLinks a page with one
+// link of each kind, good and broken.
+func TestCheckLinksFindsEachKindOfBrokenLink(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"docs/a.md": "# A\n## Part one\n", "docs/b.go": "", "README.md": "# R\n"}
+	exists := func(rel string) error {
+		if _, ok := files[rel]; !ok {
+			return os.ErrNotExist
+		}
+		return nil
+	}
+	anchorsOf := func(rel string) map[string]bool { return anchors(files[rel]) }
+	md := "# Page\n[ok](a.md#part-one) [ok](../README.md) [ok](#page) [web](https://example.com/x.md#nope) [mail](mailto:a@b)\n" +
+		"[gone](c.md) [bad anchor](a.md#part-two) [not md](b.go#L3) [out](../../etc/passwd) [self](#nope)\n" +
+		"`[code](span.md)`\n```sh\n[fenced](f.md)\n```\n[ref]: missing.md\n"
+	problems, checked := checkLinks("docs/page.md", md, exists, func(rel string) map[string]bool {
+		if rel == "docs/page.md" {
+			return anchors(md)
+		}
+		return anchorsOf(rel)
+	})
+	assert.Equal(t, 9, checked, "relative links, the reference definition included, and neither the absolute ones nor those in code")
+	want := []string{`"c.md"`, `"a.md#part-two"`, `"b.go#L3" names a heading of a file that is not Markdown`, `"../../etc/passwd" leaves`, `"#nope"`, `"missing.md"`}
+	require.Len(t, problems, len(want), "%q", problems)
+	for i, w := range want {
+		assert.Contains(t, problems[i], w)
+	}
+}
+
+// TestCheckSnippetsFindsEachKindOfProblem feeds checkSnippets a page with
+// one block of each kind.
+func TestCheckSnippetsFindsEachKindOfProblem(t *testing.T) {
+	t.Parallel()
+	source := func(rel, name string) (string, error) {
+		if name == "x" {
+			return "x := 1\n", nil
+		}
+		return "", fmt.Errorf("%s has no region %q", rel, name)
+	}
+	md := "<!-- snippet: a.go#x -->\n```go\nx := 1\n```\n" + // equal
+		"<!-- snippet: a.go#x -->\n```go\nx := 2\n```\n" + // differs
+		"<!-- snippet: a.go#y -->\n```go\ny := 1\n```\n" + // no region
+		"```go\nz := 1\n```\n" + // no marker
+		"<!-- quickstart:main.go -->\n```go\npackage main\n```\n" + // examples/quickstart's
+		"```sh\ncurl -s http://127.0.0.1:8080/mcp\n```\n" + // curl no test runs
+		"<!-- curl: example app -->\n```sh\ncurl -s http://127.0.0.1:8080/mcp\n```\n" +
+		"```sh\ngo test ./...\n```\n"
+	replaced, problems, regions := checkSnippets("p.md", md, source)
+	assert.Equal(t, 2, regions)
+	want := []string{"p.md:20: a block of curl lines", "p.md:13: a Go snippet without", `p.md:10: a.go has no region "y"`, "p.md:6: the snippet differs from a.go#x"}
+	require.Len(t, problems, len(want), "%q", problems)
+	for i, w := range want {
+		assert.Contains(t, problems[i], w)
+	}
+	assert.Equal(t, strings.Replace(md, "x := 2", "x := 1", 1), replaced, "the source replaces the block that differs, and only it")
 }
 
 // TestAnchors pins the slug rules against headings of this repository.
@@ -495,6 +584,9 @@ func TestFences(t *testing.T) {
 	}
 	if got := dedent([]string{"\t\tif x {\n", "\n", "\t\t\ty()\n", "\t\t}\n"}); got != "if x {\n\n\ty()\n}\n" {
 		t.Errorf("dedent: %q", got)
+	}
+	if got := dedent([]string{"\t\t\ta\n", "\t\tb\n"}); got != "\ta\nb\n" {
+		t.Errorf("dedent of a region whose first line is the deepest: %q", got)
 	}
 	if got := prose("see `[a](b)` and [c](d)\n```\n[e](f)\n```\n"); strings.Contains(got, "(b)") || strings.Contains(got, "(f)") || !strings.Contains(got, "[c](d)") {
 		t.Errorf("prose: %q", got)

@@ -130,6 +130,7 @@ func TestClientIPFromXFF(t *testing.T) {
 		{name: "no header behind a proxy", remote: "10.0.0.2:80", want: ""},
 		{name: "IPv6 proxy", remote: "[fd00::1]:80", xff: []string{"2001:db8::7"}, want: "2001:db8::7"},
 		{name: "v4-mapped proxy", remote: "[::ffff:10.0.0.2]:80", xff: []string{"198.51.100.1"}, want: "198.51.100.1"},
+		{name: "IPv6 proxy with a zone", remote: "[fd00::1%eth0]:80", xff: []string{"198.51.100.1"}, want: "198.51.100.1"},
 		{name: "v4-mapped client", remote: "10.0.0.2:80", xff: []string{"::ffff:198.51.100.1"}, want: "198.51.100.1"},
 		{name: "RemoteAddr without a port", remote: "203.0.113.7", want: ""},
 		{name: "RemoteAddr not an address", remote: "nonsense:80", want: ""},
