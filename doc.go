@@ -84,9 +84,10 @@
 //
 // This package imports none of them, and only the standard library.
 // Under examples/: chi-app (the example service), quickstart (the README's
-// quick start, built and run as a new user would), oauth (a JWT
-// Authenticator, a module of its own) and conformance (the server the
-// official conformance suite runs against).
+// quick start, built and run as a new user would), guides (the tested
+// snippets of the guides under docs/), oauth (a JWT Authenticator, a module
+// of its own) and conformance (the server the official conformance suite
+// runs against).
 //
 // # The pipeline
 //
@@ -141,6 +142,6 @@
 //
 // Bad input gets a JSON-RPC error with the HTTP status and code the
 // specification gives, or the package's documented choice where it gives
-// none (the README has the table). Panics after the rate limiter are
+// none (docs/status.md has the table). Panics after the rate limiter are
 // recovered, answered 500 with -32603, logged, and audited once.
 package mcpmw

@@ -16,8 +16,8 @@ import (
 // tools stands in for an application's package of tools.
 var tools = struct{ Echo mcpmw.Tool }{Echo: testTools()[0]}
 
-// TestEcho is the test of the package documentation and of README.md's
-// "Testing your endpoint", line for line: keep them the same.
+// TestEcho is the test of the package documentation and of
+// docs/testing.md, line for line: keep them the same.
 func TestEcho(t *testing.T) {
 	var reg mcpmw.Registry
 	reg.AddTools(tools.Echo)
@@ -32,7 +32,7 @@ func TestEcho(t *testing.T) {
 	assert.Equal(t, mcpmw.OutcomeOK, rec.Last().Outcome)
 }
 
-// The test in doc.go and README.md is TestEcho's body, so that the code
+// The test in doc.go and docs/testing.md is TestEcho's body, so that the code
 // users copy is code that runs.
 func TestDocumentedTestRuns(t *testing.T) {
 	src, err := os.ReadFile("doc_test.go")
@@ -54,7 +54,7 @@ func TestDocumentedTestRuns(t *testing.T) {
 	}
 	assert.True(t, strings.Contains(fromDoc.String(), want), "doc.go does not show TestEcho:\n%s", want)
 
-	readme, err := os.ReadFile("../README.md")
+	guide, err := os.ReadFile("../docs/testing.md")
 	require.NoError(t, err)
-	assert.True(t, strings.Contains(string(readme), "```go\n"+want+"```"), "README.md does not show TestEcho:\n%s", want)
+	assert.True(t, strings.Contains(string(guide), "```go\n"+want+"```"), "docs/testing.md does not show TestEcho:\n%s", want)
 }

@@ -553,7 +553,7 @@ func messageLacks(text string) func(t *testing.T, rep reply) {
 
 // --- the status table -------------------------------------------------------
 
-// rowCase is one request of one row of README.md's status table.
+// rowCase is one request of one row of the status table (docs/status.md).
 type rowCase struct {
 	row    int
 	name   string
@@ -1005,14 +1005,15 @@ func writerIf(w bool) string {
 	return "reader"
 }
 
-// appRows returns the rows of README.md's status table marked "app": read
-// from the README itself, so that the table and the tests cannot drift.
+// appRows returns the rows of the status table (docs/status.md) marked
+// "app": read from the page itself, so that the table and the tests cannot
+// drift.
 func appRows(t *testing.T) []int {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/status.md")
 	require.NoError(t, err)
 	var rows []int
-	for _, line := range strings.Split(string(readme), "\n") {
+	for _, line := range strings.Split(string(page), "\n") {
 		cells := strings.Split(line, "|")
 		if len(cells) < 4 || strings.TrimSpace(cells[len(cells)-2]) != "app" {
 			continue
@@ -1021,7 +1022,7 @@ func appRows(t *testing.T) []int {
 			rows = append(rows, n)
 		}
 	}
-	require.GreaterOrEqual(t, len(rows), 30, "README.md's status table was not found")
+	require.GreaterOrEqual(t, len(rows), 30, "docs/status.md's status table was not found")
 	return rows
 }
 
@@ -1033,7 +1034,7 @@ func TestStatusTable(t *testing.T) {
 		covered[tc.row] = true
 	}
 	for _, row := range appRows(t) {
-		assert.True(t, covered[row], "README status table row %d is marked app but has no case", row)
+		assert.True(t, covered[row], "status table row %d is marked app but has no case", row)
 	}
 
 	for _, tc := range cases {

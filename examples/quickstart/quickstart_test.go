@@ -4,7 +4,8 @@
 // a new user meets it: in a folder outside the repository, next to a
 // checkout, it runs the README's setup lines as written (a module of its
 // own, the replace line, go mod tidy, go run) with the README's main.go,
-// then the README's curl lines, with curl.
+// then the README's curl lines, with curl; and the lines a program that
+// imports the redis and otel modules adds.
 package quickstart_test
 
 import (
@@ -156,6 +157,72 @@ func TestQuickStartAsANewUserRunsIt(t *testing.T) {
 	}
 	if !strings.Contains(answers[2], `"structuredContent":{"message":"hi"}`) {
 		t.Errorf("the echo tool did not answer hi: %s", answers[2])
+	}
+}
+
+// modulesProgram imports both modules of the repository that the README's
+// modules lines are for.
+const modulesProgram = `package main
+
+import (
+	"fmt"
+
+	mcpotel "github.com/mcpmw/mcpmw/otel"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
+)
+
+func main() { fmt.Println(mcpredis.FailClosed, mcpotel.NewObserver() != nil) }
+`
+
+// TestModulesOutsideTheRepository checks the README's lines for a program
+// that imports the redis and otel modules: in a module of its own beside a
+// checkout, with the quick start's replace line, they make go mod tidy and
+// go build succeed, and leave the replace lines the README shows.
+func TestModulesOutsideTheRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module of its own")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	var replace string
+	for line := range strings.Lines(block(t, readme, "<!-- quickstart:setup -->")) {
+		if strings.HasPrefix(line, "go mod edit -replace github.com/mcpmw/mcpmw=") {
+			replace = line
+		}
+	}
+	if replace == "" {
+		t.Fatal("the quick start's setup lines have no replace line")
+	}
+	home := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(home, "mcpmw")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, "app")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(modulesProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shell(t, dir, "go mod init app\n"+replace)
+	shell(t, dir, block(t, readme, "<!-- quickstart:modules -->"))
+	shell(t, dir, "go build ./...")
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"replace github.com/mcpmw/mcpmw => ../mcpmw", "replace github.com/mcpmw/mcpmw/redis => ../mcpmw/redis",
+		"replace github.com/mcpmw/mcpmw/otel => ../mcpmw/otel"} {
+		if !strings.Contains(string(mod), want) || !strings.Contains(readme, want) {
+			t.Errorf("go.mod or the README lacks %q:\n%s", want, mod)
+		}
 	}
 }
 
