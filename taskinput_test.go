@@ -173,3 +173,26 @@ func TestTaskAnswersGivenBeforeTheTaskAreBoundedInSize(t *testing.T) {
 	assert.Contains(t, r.Error.Message, "a task keeps")
 	assert.Zero(t, e.store.(*mcpmw.MemoryTaskStore).Len(), "no task was created")
 }
+
+func TestTaskCountsAnAnswerItsPrepareReadTwiceOnce(t *testing.T) {
+	t.Parallel()
+	ring, err := mcpmw.NewKeyRing(make([]byte, 32))
+	require.NoError(t, err)
+	form := json.RawMessage(`{"type":"object"}`)
+	answer := `{"action":"accept","content":{"why":"` + strings.Repeat("y", 60) + `"}}`
+	limit := len("confirm") + len(answer) // one copy fits exactly; two would not
+	e := newTaskEnv(t, &mcpmw.Options{StateKeys: ring, Tasks: &mcpmw.TaskOptions{MaxInputBytes: limit}}, mcpmw.Tool{Name: "delete", Permission: "run", Task: mcpmw.TaskRequired,
+		Prepare: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) error {
+			for range 2 { // read twice: one answer all the same
+				if _, err := mcpmw.Ask(ctx, "confirm", mcpmw.ElicitForm("Sure?", form)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+			return mcpmw.TextResult("done"), nil
+		}})
+	r := e.do(t, "alice", "tools/call", `"name":"delete","arguments":{},"inputResponses":{"confirm":`+answer+`}`, taskCaps)
+	require.Equal(t, "task", r.Result["resultType"], "an answer read twice is kept, and counted, once: %s", r.Raw)
+}
