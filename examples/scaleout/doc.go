@@ -25,9 +25,9 @@
 //     (TestRedisStoppedThenStarted).
 //
 // Every wait for something that must happen is bounded by patience (30
-// s), generous for a busy machine; the instances get REDIS_TIMEOUT=2s (250ms
-// in TestRedisStoppedThenStarted), since mcpredis's 50ms is missed now and
-// then on one.
+// s), generous for a busy machine; the instances get REDIS_TIMEOUT=2s,
+// since mcpredis's 50ms is missed now and then on one (but in
+// TestRedisStoppedThenStarted, which is about that deadline).
 //
 // Without redis-server the tests skip, saying how to install it, unless
 // MCPMW_REQUIRE_REDIS is set (as .ci/run sets it): then they fail.
