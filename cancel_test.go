@@ -55,13 +55,13 @@ func TestLegacyCancelFromAnUncomparableCallerDoesNotWedgeLaterCalls(t *testing.T
 	select {
 	case code := <-answered:
 		assert.Equal(t, http.StatusOK, code)
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("a later legacy tools/call hung: inflight's lock was left held")
 	}
 	stop()
 	select {
 	case <-ended:
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the first call never ended")
 	}
 }
@@ -131,11 +131,11 @@ func nextData(t *testing.T, r *bufio.Reader) string {
 	}
 }
 
-// recordOf returns the record of the request with id (as sent), waiting a
-// little for it: a handler records just before its last write.
+// recordOf returns the record of the request with id (as sent), waiting
+// for it (patience at most): a handler records just before its last write.
 func recordOf(t *testing.T, a *spy, method, id string) mcpmw.CallRecord {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		for _, rec := range a.records() {
 			if rec.Method == method && rec.RequestID == id {
 				return rec
@@ -177,7 +177,7 @@ func TestLegacyCancelReachesAPromptOrReadWaitingInAsk(t *testing.T) {
 				h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{AskTimeout: time.Minute, Logger: newTextLogger(&syncBuffer{})})
 				srv, client := serveOver(t, proto, h)
 				url := srv.URL
-				ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, stop := context.WithTimeout(context.Background(), 2*patience) // recordOf waits up to patience for each record
 				defer stop()
 				resp := postWith(ctx, t, client, url, `{"jsonrpc":"2.0","id":"call-1","method":"`+tc.method+`","params":`+tc.params+`}`)
 				defer resp.Body.Close()
@@ -237,7 +237,7 @@ func (w *waitingMethod) method() mcpmw.Method {
 			w.ended <- [2]string{n, context.Cause(ctx).Error()}
 		case <-w.release[n]:
 			w.ended <- [2]string{n, ""}
-		case <-time.After(10 * time.Second):
+		case <-time.After(patience):
 			w.ended <- [2]string{n, "never cancelled"}
 		}
 		return mcpmw.ResultResponse(json.RawMessage(`{}`))
@@ -263,7 +263,7 @@ func (w *waitingMethod) endings(t *testing.T, n int) map[string]string {
 		select {
 		case e := <-w.ended:
 			got[e[0]] = e[1]
-		case <-time.After(5 * time.Second):
+		case <-time.After(2 * patience): // past the method's own patience: its "never cancelled" comes first
 			t.Fatalf("only %d of %d calls ended: %v", len(got), n, got)
 		}
 	}

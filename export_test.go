@@ -1,17 +1,13 @@
 package mcpmw
 
-import (
-	"testing"
-	"time"
-)
+import "time"
 
-// SetEventWriteTimeout shortens the bound on each event's write for the
-// rest of t, so that a test can outlast it in well under a second. t must
-// not run in parallel: every stream in the process reads the bound.
-func SetEventWriteTimeout(t testing.TB, d time.Duration) {
-	old := eventWriteTimeout
-	eventWriteTimeout = d
-	t.Cleanup(func() { eventWriteTimeout = old })
+// SetEventWriteTimeout shortens the bound on each event's write on the
+// streams h serves, so that a test can outlast it in a second or two. It is
+// h's own setting, which no other Handler reads: call it before h serves
+// (its requests read it unguarded), never while it does.
+func SetEventWriteTimeout(h *Handler, d time.Duration) {
+	h.eventWriteTimeout = d
 }
 
 // TaskBounds returns the TTL, poll interval, lease, shutdown grace and
@@ -24,3 +20,10 @@ func TaskBounds(h *Handler) (ttl, poll, lease, shutdown time.Duration, slots int
 // TaskPerCaller returns the slots one caller may hold on h, as its
 // TaskOptions defaulted them.
 func TaskPerCaller(h *Handler) int { return h.tasks.perCaller }
+
+// Patience bounds every wait of a correctness test for something that must
+// happen (an answer, a record, a goroutine's end): so generous that a busy
+// machine never runs out of it, since it only turns a hang into a failure.
+// A wait for something that must not happen takes a short window instead,
+// which load can only lengthen. No test measures speed with it.
+const Patience = 30 * time.Second

@@ -43,6 +43,8 @@ type Handler struct {
 	tasks      *taskRunner   // the tasks this instance runs, and the tasks/* methods (taskrunner.go)
 	stopNotify func()        // stops hearing the Notifier; nil when nothing listens
 	closeOnce  sync.Once
+
+	eventWriteTimeout time.Duration // each event write's bound (stream.go); 0: the default, 30 s. Only tests set it, before serving
 }
 
 // New returns a Handler serving the tools, prompts and resources in reg,
@@ -263,7 +265,7 @@ func remoteIP(r *http.Request) string {
 // authentication, body, request, revision, method, target, dispatch), then
 // the audit record, then the answer. ARCHITECTURE.md draws them.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{h: h, w: w, r: r, start: time.Now(), clientIP: h.clientIP(r)}
+	x := &exchange{h: h, w: w, r: r, start: time.Now(), clientIP: h.clientIP(r), streamv: stream{timeout: h.eventWriteTimeout}}
 	defer x.recoverPanic()
 	if a := h.admit(w, r, x.clientIP); a != nil {
 		x.finish(*a) // observed, never audited

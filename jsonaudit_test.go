@@ -139,7 +139,7 @@ func TestJSONAuditorSurvivesAPanickingWriter(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the second record waited for good on the auditor's lock")
 	}
 	require.Len(t, w.lines, 1)

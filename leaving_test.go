@@ -24,7 +24,7 @@ func TestClientLeavesDuringReadOrGet(t *testing.T) {
 		started <- struct{}{}
 		select {
 		case <-ctx.Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(patience):
 		}
 	}
 	var reg mcpmw.Registry
@@ -57,7 +57,7 @@ func TestClientLeavesDuringReadOrGet(t *testing.T) {
 			cancel()
 			select {
 			case <-done:
-			case <-time.After(5 * time.Second):
+			case <-time.After(patience):
 				t.Fatal("the handler did not return after its client left")
 			}
 			recs := rec.records()

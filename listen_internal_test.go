@@ -52,9 +52,13 @@ func TestRegistryChangedDropsWhatTheRegistryNeverSends(t *testing.T) {
 	assert.Equal(t, map[regChange]uint64{{kindPromptsChanged, "read"}: 1}, hb.regChanged)
 }
 
-// eventWriteTimeout is the 30 s the README and SECURITY.md promise.
+// The event deadline is the 30 s the README and SECURITY.md promise, for a
+// stream of a Handler that New made (TestEventWriteTimeoutIsEachHandlersOwn
+// follows it through a request).
 func TestEventWriteTimeoutIsThirtySeconds(t *testing.T) {
-	assert.Equal(t, 30*time.Second, eventWriteTimeout)
+	t.Parallel()
+	assert.Equal(t, 30*time.Second, defaultEventWriteTimeout)
+	assert.Equal(t, 30*time.Second, (&stream{}).writeTimeout())
 }
 
 // The result that ends a listen stream is built in one piece: the

@@ -18,7 +18,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/mcpmw/mcpmw"
 )
@@ -141,15 +140,15 @@ func (e *listenEnv) listen(t *testing.T, token, id, notifications string) *sse {
 	return s
 }
 
-// next returns the next frame, failing the test after a second.
+// next returns the next frame, failing the test after patience.
 func (s *sse) next(t *testing.T) string {
 	t.Helper()
 	select {
 	case f, ok := <-s.frames:
 		require.True(t, ok, "the stream ended")
 		return f
-	case <-time.After(2 * time.Second):
-		t.Fatal("no frame within 2s")
+	case <-time.After(patience):
+		t.Fatalf("no frame within %v", patience)
 		return ""
 	}
 }
@@ -168,7 +167,7 @@ func (s *sse) nextEvent(t *testing.T) map[string]any {
 	}
 }
 
-// ended reports whether the stream ends (no more frames) within a second.
+// ended reports whether the stream ends (no more frames) within patience.
 func (s *sse) ended(t *testing.T) bool {
 	t.Helper()
 	for {
@@ -180,7 +179,7 @@ func (s *sse) ended(t *testing.T) bool {
 			if f != ":" {
 				t.Errorf("unexpected frame %s", f)
 			}
-		case <-time.After(time.Second):
+		case <-time.After(patience):
 			return false
 		}
 	}
@@ -563,6 +562,7 @@ func TestListenKeepAlive(t *testing.T) {
 // delivers an event that comes after, then its result on Close, and is
 // recorded once.
 func TestListenOutlivesTheEventDeadline(t *testing.T) {
+	noLeaks(t)
 	for _, tt := range []struct {
 		name         string
 		keepAlive    time.Duration
@@ -573,8 +573,9 @@ func TestListenOutlivesTheEventDeadline(t *testing.T) {
 		{"server WriteTimeout shorter than the quiet", -1, quietFor / 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			eachProtocol(t, func(t *testing.T, proto string) {
-				e := newListenEnvFor(t, proto, listenAuthn, &mcpmw.Options{ListenKeepAlive: tt.keepAlive}, func(srv *http.Server) { srv.WriteTimeout = tt.writeTimeout })
+				e := newListenEnvFor(t, proto, listenAuthn, &mcpmw.Options{ListenKeepAlive: tt.keepAlive}, withShortEvents, func(srv *http.Server) { srv.WriteTimeout = tt.writeTimeout })
 				s := e.listen(t, "reader", "1", `{"toolsListChanged":true}`)
 				require.Equal(t, proto, s.resp.Proto[:len(proto)])
 				s.next(t) // the acknowledgement
@@ -596,9 +597,10 @@ func TestListenOutlivesTheEventDeadline(t *testing.T) {
 // shows its current credentials. Until then it delivers as usual; its end
 // adds no record. Negative means no limit.
 func TestListenEndsAfterItsMaxLifetime(t *testing.T) {
+	noLeaks(t)
 	const lifetime = 300 * time.Millisecond
 	eachProtocol(t, func(t *testing.T, proto string) {
-		e := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: lifetime})
+		e := newListenEnvFor(t, proto, listenAuthn, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: lifetime}, withShortEvents)
 		opened := time.Now()
 		s := e.listen(t, "reader", `"l"`, `{"toolsListChanged":true}`)
 		s.next(t)
@@ -609,11 +611,11 @@ func TestListenEndsAfterItsMaxLifetime(t *testing.T) {
 		assert.Equal(t, "complete", final["result"].(map[string]any)["resultType"], "%v", final)
 		assert.Equal(t, "l", subID(t, final))
 		assert.GreaterOrEqual(t, took, lifetime*9/10, "not before its lifetime, less a tenth at most")
-		assert.Less(t, took, lifetime+time.Second)
+		assert.Less(t, took, lifetime+patience, "by its lifetime, not the default hour (lifetimeOf's spread is TestListenLifetimesAreSpread's)")
 		assert.True(t, s.ended(t))
 		assert.Len(t, e.spy.records(), 1, "recorded once, when it opened")
 
-		unlimited := newListenEnvOver(t, proto, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: -1})
+		unlimited := newListenEnvFor(t, proto, listenAuthn, &mcpmw.Options{ListenKeepAlive: -1, ListenMaxLifetime: -1}, withShortEvents)
 		s = unlimited.listen(t, "reader", `"u"`, `{"toolsListChanged":true}`)
 		s.next(t)
 		time.Sleep(lifetime + lifetime/2)
@@ -642,11 +644,9 @@ func TestListenCloseOnShutdown(t *testing.T) {
 	require.NoError(t, h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
 	assert.Equal(t, mcpmw.ToolsListChanged, s.nextEvent(t)["method"], "the stream outlives the server's ReadTimeout")
 
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
-	start := time.Now()
-	require.NoError(t, srv.Shutdown(ctx))
-	assert.Less(t, time.Since(start), 2*time.Second, "Shutdown returns promptly")
+	require.NoError(t, srv.Shutdown(ctx), "Shutdown returns: an open stream would hold it until its context ends")
 	final := s.nextEvent(t)
 	assert.Equal(t, "complete", final["result"].(map[string]any)["resultType"])
 	assert.Equal(t, "x", subID(t, final))
@@ -704,11 +704,11 @@ func TestListenClientDisconnectFreesTheStream(t *testing.T) {
 		require.EqualValues(t, 1, active.Load())
 		cancel() // the client goes away
 		resp.Body.Close()
-		require.Eventually(t, func() bool { return active.Load() == 0 }, 2*time.Second, 5*time.Millisecond, "the handler returns")
+		require.Eventually(t, func() bool { return active.Load() == 0 }, patience, 5*time.Millisecond, "the handler returns")
 	}
 	// Polled here, not with assert.Eventually, whose own goroutine counts.
 	n := settle()
-	for deadline := time.Now().Add(3 * time.Second); n > baseline && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(patience); n > baseline && time.Now().Before(deadline); {
 		n = settle()
 	}
 	if !assert.LessOrEqual(t, n, baseline, "goroutines back to the baseline") {
@@ -771,9 +771,9 @@ func stuckListen(t *testing.T, h *mcpmw.Handler, token, id, notifications string
 		}
 		<-done
 	})
-	require.Eventually(t, func() bool { return strings.Contains(w.String(), "acknowledged") }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(w.String(), "acknowledged") }, patience, time.Millisecond)
 	require.NoError(t, h.Publish(t.Context(), first))
-	require.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.writes == 2 }, 2*time.Second, time.Millisecond, "the stream is stuck writing the event")
+	require.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.writes == 2 }, patience, time.Millisecond, "the stream is stuck writing the event")
 	return w, done
 }
 
@@ -790,7 +790,7 @@ func published(t *testing.T, h *mcpmw.Handler, n int, ev mcpmw.Event) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(patience): // a blocked Publish would wait for the release, after this
 		t.Fatal("Publish blocked on a slow listener")
 	}
 }
@@ -809,7 +809,7 @@ func TestListenSlowListenerIsToldOnce(t *testing.T) {
 	w, done := stuckListen(t, h, "reader", `"slow"`, `{"toolsListChanged":true}`, ev)
 	published(t, h, 200, ev)
 	close(w.release) // the client reads again
-	require.Eventually(t, func() bool { return strings.Count(w.String(), "list_changed") == 2 }, 2*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return strings.Count(w.String(), "list_changed") == 2 }, patience, time.Millisecond,
 		"the event being written, then the 200 that came meanwhile as one")
 	select {
 	case <-done:
@@ -845,7 +845,7 @@ func TestListenAnotherTenantsBurstLeavesAStreamAlone(t *testing.T) {
 			published(t, h, 200, burst)
 			close(w.release)
 			require.NoError(t, h.Publish(t.Context(), own))
-			require.Eventually(t, func() bool { return strings.Count(w.String(), `"method":"`+own.Method+`"`) == 2 }, 2*time.Second, time.Millisecond,
+			require.Eventually(t, func() bool { return strings.Count(w.String(), `"method":"`+own.Method+`"`) == 2 }, patience, time.Millisecond,
 				"B's own event, then the next: the stream is still open")
 			h.Close()
 			<-done
@@ -857,8 +857,8 @@ func TestListenAnotherTenantsBurstLeavesAStreamAlone(t *testing.T) {
 }
 
 // gatedCaller is a Caller whose first check after arm waits for release
-// (at most a few seconds): a stream, or a publisher, busy elsewhere at the
-// worst moment.
+// (2×patience at most, longer than any wait of the test that holds it): a
+// stream, or a publisher, busy elsewhere at the worst moment.
 type gatedCaller struct {
 	mcpmw.Caller
 	armed   atomic.Bool
@@ -872,12 +872,14 @@ func newGatedCaller(c mcpmw.Caller) *gatedCaller {
 
 func (g *gatedCaller) arm() { g.armed.Store(true) }
 
-// waitHeld waits, a second at most, for the check to be held. It may never
-// be: a stream that is ended asks nothing.
-func (g *gatedCaller) waitHeld() {
+// waitHeld waits, patience at most, for the check to be held: the tests
+// that arm it then make an open stream's caller be asked.
+func (g *gatedCaller) waitHeld(t *testing.T) {
+	t.Helper()
 	select {
 	case <-g.held:
-	case <-time.After(time.Second):
+	case <-time.After(patience):
+		t.Fatal("the armed check was never made")
 	}
 }
 
@@ -886,7 +888,7 @@ func (g *gatedCaller) hold() {
 		close(g.held)
 		select {
 		case <-g.release:
-		case <-time.After(5 * time.Second):
+		case <-time.After(2 * patience):
 		}
 	}
 }
@@ -908,8 +910,7 @@ func (g *gatedCaller) InAudience(a string) bool {
 func TestListenAnotherTenantsBurstOverTheWire(t *testing.T) {
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			ignore := goleak.IgnoreCurrent()
-			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+			noLeaks(t)
 			b := newGatedCaller(&tenantUser{user: user{name: "member of B", caps: []mcpmw.Permission{"read"}}, tenant: "B"})
 			authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
 				if r.Header.Get("Authorization") == "Bearer gated-b" {
@@ -928,7 +929,7 @@ func TestListenAnotherTenantsBurstOverTheWire(t *testing.T) {
 					_ = e.h.Publish(context.Background(), mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read", Audience: "A"})
 				}
 			}()
-			b.waitHeld()
+			b.waitHeld(t)
 			select { // let the burst run on, if it can
 			case <-burst:
 			case <-time.After(100 * time.Millisecond):
@@ -953,8 +954,7 @@ func TestListenAnotherTenantsBurstOverTheWire(t *testing.T) {
 func TestListenRegistryBurstIsCoalesced(t *testing.T) {
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			ignore := goleak.IgnoreCurrent()
-			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+			noLeaks(t)
 			c := newGatedCaller(reader)
 			authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
 				if r.Header.Get("Authorization") == "Bearer gated" {
@@ -976,10 +976,10 @@ func TestListenRegistryBurstIsCoalesced(t *testing.T) {
 					e.reg.AddTools(mcpmw.Tool{Name: fmt.Sprintf("new_%d", i), Permission: "read", Call: noop})
 				}
 			}()
-			c.waitHeld()
+			c.waitHeld(t)
 			select {
 			case <-added:
-			case <-time.After(2 * time.Second):
+			case <-time.After(patience): // a blocked AddTools would wait for the release, after this
 				t.Fatal("Registry.AddTools waited for a listener")
 			}
 			close(c.release)

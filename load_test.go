@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -133,7 +134,7 @@ func TestLoad(t *testing.T) {
 
 	counts, audit := runLoad(t, d)
 
-	goleak.VerifyNone(t, ignore)
+	verifyNoLeaks(t, ignore)
 	heapAfter := heapInUse()
 	slack := max(heapBefore/10, 4<<20)
 	t.Logf("heap in use: %.1f MiB before, %.1f MiB after (allowed growth %.1f MiB)",
@@ -165,7 +166,7 @@ func runLoad(t *testing.T, d time.Duration) (*loadCounts, *loadAuditor) {
 	defer srv.Close()
 	transport := &http.Transport{MaxIdleConnsPerHost: loadClients, DisableCompression: true}
 	defer transport.CloseIdleConnections()
-	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
+	client := &http.Client{Transport: transport, Timeout: 2 * patience} // past the wait tool's patience
 
 	counts := &loadCounts{sent: map[string]int{}, expected: map[outcomeRow]int{}}
 	deck := make([]int, 0, 100) // indices into loadMix, by weight
@@ -211,7 +212,7 @@ func runLoad(t *testing.T, d time.Duration) (*loadCounts, *loadAuditor) {
 	for _, n := range counts.expected {
 		want += n
 	}
-	for end := time.Now().Add(15 * time.Second); audit.total.Load() < int64(want) && time.Now().Before(end); {
+	for end := time.Now().Add(patience); audit.total.Load() < int64(want) && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond) // and a moment for any extra record to show itself
@@ -255,11 +256,11 @@ func loadHandler(audit mcpmw.Auditor) http.Handler {
 			}},
 		mcpmw.Tool{Name: "progress", Description: "Reports progress, then answers; with forever, until its client leaves.", Permission: "read",
 			Call: func(ctx context.Context, _ mcpmw.Caller, a *mcpmw.Args) (mcpmw.ToolResult, error) {
-				n := 3
+				n, until := 3, time.Now().Add(patience)
 				if a.OptBool("forever", false) {
-					n = 10_000 // bounded: 10 s
+					n = math.MaxInt // bounded in time: patience, however slowly each round goes
 				}
-				for i := 1; i <= n; i++ {
+				for i := 1; i <= n && time.Now().Before(until); i++ {
 					if err := mcpmw.Progress(ctx, float64(i), float64(n), ""); err != nil {
 						return mcpmw.ToolResult{}, err
 					}
@@ -272,7 +273,7 @@ func loadHandler(audit mcpmw.Auditor) http.Handler {
 				select {
 				case <-ctx.Done():
 					return mcpmw.ToolResult{}, ctx.Err()
-				case <-time.After(10 * time.Second): // bounded; the audit row then differs and fails the test
+				case <-time.After(patience): // bounded; the audit row then differs and fails the test
 					return mcpmw.TextResult("the client never left"), nil
 				}
 			}},
@@ -482,7 +483,7 @@ func (c *loadClient) do(k loadKind, n int) (outcomeRow, bool, error) {
 // cut sends a request over a raw connection and hangs up: halfway through
 // the body, or (whole) after the handler has had a moment to start on it.
 func (c *loadClient) cut(body string, hdr map[string]string, whole bool) error {
-	conn, err := net.DialTimeout("tcp", c.addr, 5*time.Second)
+	conn, err := net.DialTimeout("tcp", c.addr, patience)
 	if err != nil {
 		return err
 	}
@@ -514,7 +515,7 @@ func (c *loadClient) cut(body string, hdr map[string]string, whole bool) error {
 // cutStream sends a call whose answer is an endless event stream, reads up
 // to the first event and hangs up.
 func (c *loadClient) cutStream(body string, hdr map[string]string) error {
-	conn, err := net.DialTimeout("tcp", c.addr, 5*time.Second)
+	conn, err := net.DialTimeout("tcp", c.addr, patience)
 	if err != nil {
 		return err
 	}
@@ -528,7 +529,7 @@ func (c *loadClient) cutStream(body string, hdr map[string]string) error {
 	if _, err := conn.Write(b.Bytes()); err != nil {
 		return err
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = conn.SetReadDeadline(time.Now().Add(patience))
 	br := bufio.NewReader(conn)
 	status, err := br.ReadString('\n')
 	if err != nil || status != "HTTP/1.1 200 OK\r\n" {

@@ -101,7 +101,7 @@ func TestLifetimeStreamRecordsWhenTheStreamOpens(t *testing.T) {
 				select { // the record is made before the stream is served
 				case rec := <-recorded:
 					return mcpmw.ResultResponse(map[string]string{"opened": rec.Summary})
-				case <-time.After(5 * time.Second):
+				case <-time.After(patience):
 					return mcpmw.ResultResponse(map[string]string{"opened": "never"})
 				}
 			}}

@@ -116,10 +116,10 @@ func (r *busRelay) hand(payload []byte) {
 
 // summariesOfAnswers returns the summaries of the client responses aud
 // recorded, in order, once there are n (a record is written once its
-// answer is, which the client may see first), or after 5 s.
+// answer is, which the client may see first), or after patience.
 func summariesOfAnswers(aud *spy, n int) []string {
 	var s []string
-	for deadline := time.Now().Add(5 * time.Second); len(s) < n && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); len(s) < n && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		s = s[:0]
 		for _, r := range aud.records() {
 			if r.Method == "" {

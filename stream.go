@@ -79,6 +79,7 @@ type stream struct {
 	last     float64                  // last progress sent
 	sent     bool                     // any progress sent
 	err      error                    // the first write error
+	timeout  time.Duration            // bound on each write; 0: defaultEventWriteTimeout (see writeTimeout)
 }
 
 // openStream prepares s as the event stream of a request whose method may
@@ -243,7 +244,7 @@ func (s *stream) sendLocked(ctx context.Context, msg []byte) error {
 	return s.writeFrameLocked(ctx, eventFrame(msg))
 }
 
-// eventWriteTimeout bounds the write of one event (and of the final
+// defaultEventWriteTimeout bounds the write of one event (and of the final
 // answer). A write blocks only when the client has stopped reading and the
 // socket buffers between us are full; a client that has not taken an event
 // for this long is treated as gone. Without it, a client that stops reading
@@ -252,9 +253,19 @@ func (s *stream) sendLocked(ctx context.Context, msg []byte) error {
 // still be able to carry a large event; a tool's own deadline, when earlier,
 // wins. Once a stream has begun these deadlines replace the http.Server's
 // WriteTimeout for the rest of the response: a stream may last as long as
-// its tool, provided the client keeps taking its events. It is a variable
-// so that tests can shorten it.
-var eventWriteTimeout = 30 * time.Second
+// its tool, provided the client keeps taking its events. A test shortens
+// it for one Handler (Handler.eventWriteTimeout, set before it serves),
+// never for the process: streams of other handlers read it meanwhile.
+const defaultEventWriteTimeout = 30 * time.Second
+
+// writeTimeout is the bound on each of s's writes: its Handler's, or
+// defaultEventWriteTimeout.
+func (s *stream) writeTimeout() time.Duration {
+	if s.timeout > 0 {
+		return s.timeout
+	}
+	return defaultEventWriteTimeout
+}
 
 // aLongTimeAgo is a write deadline that makes a blocked write fail at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -274,7 +285,7 @@ func eventFrame(msg ...[]byte) []byte {
 // to say. Over HTTP/2 a write deadline is a timer on the stream that resets
 // it (RST_STREAM, and the request's context cancelled) when it fires, even
 // with nothing being written; left in place, it would end every stream
-// eventWriteTimeout after its last event. s.mu must be held.
+// its write timeout after its last event. s.mu must be held.
 func (s *stream) writeFrameLocked(ctx context.Context, frame []byte) error {
 	if err := s.writeLocked(ctx, frame); err != nil {
 		return err
@@ -287,14 +298,14 @@ func (s *stream) writeFrameLocked(ctx context.Context, frame []byte) error {
 }
 
 // writeLocked writes frame, one complete SSE event or comment, and flushes
-// it, within eventWriteTimeout and ctx: when ctx ends first (the tool's
+// it, within s.writeTimeout() and ctx: when ctx ends first (the tool's
 // Timeout, or a cancellation), a write the client is not taking fails
 // instead of blocking. The deadline stays set when it returns (see
 // writeFrameLocked and finish). Writers that cannot set deadlines are
 // written to without one. A failed write ends the stream: after a partial
 // event nothing more can be sent. s.mu must be held.
 func (s *stream) writeLocked(ctx context.Context, frame []byte) error {
-	deadline := time.Now().Add(eventWriteTimeout)
+	deadline := time.Now().Add(s.writeTimeout())
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

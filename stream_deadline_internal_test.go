@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +46,7 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 	select {
 	case <-w.expired:
 		return 0, os.ErrDeadlineExceeded
-	case <-time.After(5 * time.Second): // bounded: the test fails instead of hanging
+	case <-time.After(Patience): // bounded: the test fails instead of hanging
 		return len(p), nil
 	}
 }
@@ -95,8 +97,8 @@ func TestEveryStreamWriteHasADeadline(t *testing.T) {
 	assert.True(t, got[1].IsZero(), "lifted after the first event: %v", got[1])
 	assert.True(t, got[3].IsZero(), "lifted after the second event: %v", got[3])
 	for _, d := range []time.Time{got[2], got[4]} {
-		assert.False(t, d.Before(before.Add(eventWriteTimeout)), "%v", d)
-		assert.False(t, d.After(after.Add(eventWriteTimeout)), "%v", d)
+		assert.False(t, d.Before(before.Add(defaultEventWriteTimeout)), "%v", d)
+		assert.False(t, d.After(after.Add(defaultEventWriteTimeout)), "%v", d)
 	}
 }
 
@@ -184,17 +186,65 @@ func TestCancellationUnblocksAStalledWrite(t *testing.T) {
 		defer s.mu.Unlock()
 		done <- s.sendLocked(ctx, []byte(`{}`))
 	}()
-	require.Eventually(t, func() bool { _, n := w.recorded(); return n == 1 }, 5*time.Second, time.Millisecond)
-	start := time.Now()
+	require.Eventually(t, func() bool { _, n := w.recorded(); return n == 1 }, Patience, time.Millisecond)
 	cancel()
 	select {
 	case err := <-done:
-		assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
-		assert.Less(t, time.Since(start), 2*time.Second)
-	case <-time.After(5 * time.Second):
+		// Only a deadline in the past fails the write; left blocked, it
+		// would succeed after Patience.
+		assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "the cancellation, not the writer's own bound, ended the write")
+	case <-time.After(2 * Patience):
 		t.Fatal("the write went on after the cancellation")
 	}
 	s.mu.Lock()
 	assert.ErrorIs(t, s.sendLocked(context.Background(), []byte(`{}`)), os.ErrDeadlineExceeded, "the stream stays broken")
 	s.mu.Unlock()
+}
+
+// Each Handler has its own event deadline (set by a test before it
+// serves): shortening one handler's changes no other's, even while both
+// serve. Issue 26: the deadline was a package variable, which a test
+// restored while another handler's stream still read it, a data race.
+func TestEventWriteTimeoutIsEachHandlersOwn(t *testing.T) {
+	t.Parallel()
+	var reg Registry
+	reg.AddTools(Tool{Name: "report", Description: "Reports progress.", Permission: "read",
+		Call: func(ctx context.Context, _ Caller, _ *Args) (ToolResult, error) {
+			return TextResult("done"), Progress(ctx, 1, 2, "half")
+		}})
+	authn := AuthenticatorFunc(func(*http.Request) (Caller, error) { return everything{}, nil })
+	audit := AuditFunc(func(context.Context, CallRecord) {})
+	shortened := New(&reg, authn, audit, nil)
+	SetEventWriteTimeout(shortened, 10*time.Second)
+	for _, tc := range []struct {
+		name string
+		h    *Handler
+		want time.Duration
+	}{
+		{"default", New(&reg, authn, audit, nil), defaultEventWriteTimeout},
+		{"shortened", shortened, 10 * time.Second},
+		{"default alongside", New(&reg, authn, audit, nil), defaultEventWriteTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newDeadlineWriter()
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"report","arguments":{},"_meta":{"progressToken":"p",` +
+				`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+			for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+				"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "report"} {
+				r.Header.Set(k, v)
+			}
+			before := time.Now()
+			tc.h.ServeHTTP(w, r)
+			after := time.Now()
+			got, writes := w.recorded()
+			require.Equal(t, 2, writes, "the progress event, then the answer")
+			require.Len(t, got, 3, "set and lifted for the event; set for the answer")
+			for _, d := range []time.Time{got[0], got[2]} {
+				assert.False(t, d.Before(before.Add(tc.want)), "%v is before %v", d, before.Add(tc.want))
+				assert.False(t, d.After(after.Add(tc.want)), "%v is after %v", d, after.Add(tc.want))
+			}
+		})
+	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/mcpmw/mcpmw"
 )
@@ -77,12 +76,22 @@ func postOver(ctx context.Context, t *testing.T, client *http.Client, proto, url
 	return resp
 }
 
-// Event deadlines in these tests: short, so that a stream can stay quiet
-// for several of them (quietFor) in well under a second.
+// Event deadlines in these tests (set per Handler by withShortEvents):
+// short, so that a stream can stay quiet for well over one (quietFor) in a
+// few seconds, yet far longer than the write of one small event takes,
+// however busy the machine: a write that outlasted it would end the stream
+// and fail the test.
 const (
-	eventDeadline = 100 * time.Millisecond
-	quietFor      = 4 * eventDeadline
+	eventDeadline = time.Second
+	quietFor      = 5 * eventDeadline / 2
 )
+
+// withShortEvents is a serveOver configure: it shortens the event deadline
+// of the *mcpmw.Handler the server serves to eventDeadline, before the
+// server starts.
+func withShortEvents(srv *http.Server) {
+	mcpmw.SetEventWriteTimeout(srv.Handler.(*mcpmw.Handler), eventDeadline)
+}
 
 // quietly waits quietFor, as a method working without a word; it returns
 // the context's error if the request ends first.
@@ -95,16 +104,14 @@ func quietly(ctx context.Context) error {
 	}
 }
 
-// eachProtocol runs test once per protocol, shortening the event deadline
-// and checking that nothing it started is left running. Not parallel: the
-// event deadline is the whole process's.
+// eachProtocol runs test once per protocol, the two at once. Its callers
+// check with noLeaks, on the test that runs them all, that nothing they
+// started is left running.
 func eachProtocol(t *testing.T, test func(t *testing.T, proto string)) {
 	t.Helper()
-	mcpmw.SetEventWriteTimeout(t, eventDeadline)
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			ignore := goleak.IgnoreCurrent()
-			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+			t.Parallel()
 			test(t, proto)
 		})
 	}
@@ -132,6 +139,7 @@ func readMessages(t *testing.T, resp *http.Response) []map[string]any {
 // every revision and for every kind of notification: the deadline of the
 // notification's write must not outlive the write.
 func TestStreamsOutliveTheEventDeadline(t *testing.T) {
+	noLeaks(t)
 	progress := func(ctx context.Context) error { return mcpmw.Progress(ctx, 1, 2, "begun") }
 	logged := func(ctx context.Context) error { return mcpmw.Log(ctx, mcpmw.LogInfo, "worker", "begun") }
 	var reg mcpmw.Registry
@@ -179,9 +187,10 @@ func TestStreamsOutliveTheEventDeadline(t *testing.T) {
 		{"legacy resources/read log", "resources/read", "test://slow", `"uri":"test://slow"`, true, "notifications/message", `"text":"done"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			eachProtocol(t, func(t *testing.T, proto string) {
 				a := &spy{}
-				srv, client := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{ClientLogLevel: mcpmw.LogInfo}))
+				srv, client := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{ClientLogLevel: mcpmw.LogInfo}), withShortEvents)
 				body := `{"jsonrpc":"2.0","id":1,"method":"` + tt.method + `","params":{` + tt.params + `}}`
 				hdr := []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", tt.method, "Mcp-Name", tt.target}
 				if tt.legacy {
@@ -207,6 +216,7 @@ func TestStreamsOutliveTheEventDeadline(t *testing.T) {
 // reaches the tool that asked: Options.AskTimeout (2 minutes), not the
 // deadline of the request's write, bounds the wait.
 func TestLegacyAskAnsweredAfterTheEventDeadline(t *testing.T) {
+	noLeaks(t)
 	var reg mcpmw.Registry
 	reg.AddTools(mcpmw.Tool{Name: "confirm", Description: "Asks, then acts.", Permission: "read",
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
@@ -222,7 +232,7 @@ func TestLegacyAskAnsweredAfterTheEventDeadline(t *testing.T) {
 		}})
 	eachProtocol(t, func(t *testing.T, proto string) {
 		a := &spy{}
-		srv, client := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, a, nil))
+		srv, client := serveOver(t, proto, mcpmw.New(&reg, tokenAuthn, a, nil), withShortEvents)
 		resp := postOver(t.Context(), t, client, proto, srv.URL, "reader",
 			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"confirm","arguments":{}}}`, "MCP-Protocol-Version", "2025-11-25")
 		stream := bufio.NewReader(resp.Body)
@@ -238,9 +248,8 @@ func TestLegacyAskAnsweredAfterTheEventDeadline(t *testing.T) {
 		require.NotNil(t, final.Result, "the tool's answer, not a broken stream")
 		require.Len(t, final.Result.Content, 1)
 		assert.Equal(t, "answered accept", final.Result.Content[0].Text)
-		recs := a.records()
-		require.Len(t, recs, 2, "the answer POST, then the call")
-		assert.Equal(t, "client response: delivered", recs[0].Summary)
-		assert.Equal(t, mcpmw.OutcomeOK, recs[1].Outcome, recs[1].Summary)
+		answerRec, callRec := answerAndCall(t, a.records())
+		assert.Equal(t, "client response: delivered", answerRec.Summary)
+		assert.Equal(t, mcpmw.OutcomeOK, callRec.Outcome, callRec.Summary)
 	})
 }

@@ -21,6 +21,11 @@ import (
 	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
+// patience bounds every wait of these tests for something that must
+// happen: so generous that a busy machine never runs out of it, since it
+// only turns a hang into a failure.
+const patience = 30 * time.Second
+
 // The example app's bearer tokens (examples/chi-app/app.go).
 const (
 	readerToken = "reader-token" // may use echo, add, notes_list and notes_export
@@ -79,7 +84,7 @@ func startChiApp(t *testing.T) *chiApp {
 	var lastLogs string
 	for range 3 {
 		app := launchChiApp(t, bin, filepath.Join(dir, "audit.jsonl"))
-		if app.waitReady(10 * time.Second) {
+		if app.waitReady(patience) {
 			t.Cleanup(app.kill)
 			return app
 		}
@@ -151,15 +156,15 @@ func (a *chiApp) kill() {
 
 // stop asks the app to shut down the way an operator would (SIGINT), so that
 // every audit record is written, and fails the test if it does not exit
-// cleanly within 10 s.
+// cleanly within patience.
 func (a *chiApp) stop(t *testing.T) {
 	t.Helper()
 	require.NoError(t, a.cmd.Process.Signal(os.Interrupt))
 	select {
 	case <-a.exited:
 		require.NoError(t, a.exitErr, "the app stops cleanly on SIGINT; output:\n%s", a.logs.String())
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "the app did not stop within 10 s of SIGINT")
+	case <-time.After(patience):
+		require.FailNow(t, "the app did not stop within patience of SIGINT")
 	}
 }
 

@@ -232,7 +232,7 @@ func checkRound(t *testing.T, wire *wireRecorder, rev string, noteID, wantAnswer
 	require.Eventually(t, func() bool {
 		answers = wire.askAnswers()
 		return len(answers) == wantAnswers
-	}, 5*time.Second, 10*time.Millisecond, "the SDK POSTs answer %d to the server's request", wantAnswers)
+	}, patience, 10*time.Millisecond, "the SDK POSTs answer %d to the server's request", wantAnswers)
 	last := answers[len(answers)-1]
 	assert.Equal(t, http.StatusAccepted, last.status, "the answer POST")
 	assert.Empty(t, last.respBody, "a 202 has no body")

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpmw/mcpmw"
 	mcpotel "github.com/mcpmw/mcpmw/otel"
@@ -23,6 +24,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
+
+// patience bounds every wait of these tests for something that must
+// happen: so generous that a busy machine never runs out of it, since it
+// only turns a hang into a failure.
+const patience = 30 * time.Second
 
 // perms is a Caller holding a set of permissions.
 type perms []mcpmw.Permission

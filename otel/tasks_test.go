@@ -97,16 +97,16 @@ func taskRequest(method, id string) *http.Request {
 }
 
 // waitTerminal polls tasks/get until the task is terminal, for at most
-// 5 seconds, and returns its status and how many tasks/get it sent.
+// patience, and returns its status and how many tasks/get it sent.
 func (x *harness) waitTerminal(t *testing.T, id string) (mcpmw.TaskStatus, int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for gets := 1; ; gets++ {
 		status := mcpmw.TaskStatus(x.answer(t, taskRequest("tasks/get", id))["status"].(string))
 		if status.Terminal() {
 			return status, gets
 		}
-		require.True(t, time.Now().Before(deadline), "task %s still %s after 5 s", id, status)
+		require.True(t, time.Now().Before(deadline), "task %s still %s after %v", id, status, patience)
 		time.Sleep(5 * time.Millisecond)
 	}
 }
@@ -158,7 +158,7 @@ func TestTaskRunSpan(t *testing.T) {
 			if tt.cancel {
 				select {
 				case <-started:
-				case <-time.After(5 * time.Second):
+				case <-time.After(patience):
 					t.Fatal("the task's tool never started")
 				}
 				assert.Equal(t, "complete", x.answer(t, taskRequest("tasks/cancel", id))["resultType"])

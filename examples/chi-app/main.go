@@ -29,6 +29,9 @@
 //	               The notes tools then answer isError ("the notes store (Redis) is
 //	               not answering: ..."), each within 500 ms; everything works again
 //	               once Redis does, without a restart.
+//	REDIS_TIMEOUT  how long each call of the rate limit, the notifications, the
+//	               relay and the tasks to Redis may take (a Go duration; default
+//	               50ms); the notes store keeps its 500 ms.
 //
 // With REDIS_URL, its keys and channels start with "chi-app:": the notes of
 // team T are the sorted set chi-app:notes:{T} (and its counter

@@ -1262,7 +1262,7 @@ func TestEndToEnd(t *testing.T) {
 	app := startApp(t, bin, "ADDR="+addr, "AUDIT_LOG="+auditPath, "RATE_LIMIT=5", "ALLOWED_HOSTS=localhost,127.0.0.1")
 	base := "http://" + addr
 	app.waitReady(t, base)
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: patience}
 
 	// 5 a minute: one more every 12 s, so Retry-After is 12 or, on a slow
 	// run, 11; the rows of the status table check its exact value.
@@ -1372,12 +1372,13 @@ func startApp(t *testing.T, bin string, env ...string) *appProcess {
 	return p
 }
 
-// waitReady waits, for at most 10 s, until the app answers base/healthz.
+// waitReady waits, for at most patience, until the app answers
+// base/healthz.
 func (p *appProcess) waitReady(t *testing.T, base string) {
 	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: patience}
 	ready := false
-	for deadline := time.Now().Add(10 * time.Second); !ready && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(patience); !ready && time.Now().Before(deadline); {
 		select {
 		case <-p.exited:
 			require.FailNow(t, "the app exited before answering", "error %v; output:\n%s", p.exitErr, p.logs.String())
@@ -1392,19 +1393,19 @@ func (p *appProcess) waitReady(t *testing.T, base string) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	require.True(t, ready, "the app did not answer within 10 s; output:\n%s", p.logs.String())
+	require.True(t, ready, "the app did not answer within %v; output:\n%s", patience, p.logs.String())
 }
 
-// interrupt sends the app SIGINT and waits, for at most 10 s, for it to
-// stop cleanly.
+// interrupt sends the app SIGINT and waits, for at most patience, for it
+// to stop cleanly.
 func (p *appProcess) interrupt(t *testing.T) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
 	select {
 	case <-p.exited:
 		require.NoError(t, p.exitErr, "the app stops cleanly on SIGINT; output:\n%s", p.logs.String())
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "the app did not stop within 10 s of SIGINT")
+	case <-time.After(patience):
+		require.FailNow(t, "the app did not stop within patience of SIGINT")
 	}
 }
 

@@ -159,11 +159,12 @@ func replyOf(t *testing.T, data []byte) reply {
 
 // auditedDeletes checks that the note_delete calls audited so far had
 // these outcomes, in order. A call's record is written once its answer
-// is, which the client may see first, so it is awaited (for at most 5 s).
+// is, which the client may see first, so it is awaited (for at most
+// patience).
 func (a *testApp) auditedDeletes(t *testing.T, why string, want ...string) {
 	t.Helper()
 	var got []string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); ; time.Sleep(10 * time.Millisecond) {
 		got = got[:0]
 		for _, rec := range auditRecords(t, a.audit.String()) {
 			if rec["method"] == "tools/call" && rec["tool"] == "note_delete" {
@@ -199,7 +200,7 @@ func TestNoteDeleteLegacy(t *testing.T) {
 		} {
 			t.Run(version+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				ctx, cancel := context.WithTimeout(t.Context(), patience)
 				defer cancel()
 				s := serveLegacy(t)
 				s.createNotes(t, writerToken, 1, 2)
@@ -235,7 +236,7 @@ func TestNoteDeleteLegacyOtherCaller(t *testing.T) {
 	for _, version := range []string{v1125, v0618} {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), patience)
 			defer cancel()
 			s := serveLegacy(t)
 			s.createNotes(t, writerToken, 1)
@@ -272,7 +273,7 @@ func TestNoteDeleteLegacyForeignNote(t *testing.T) {
 	for _, version := range []string{v1125, v0618} {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), patience)
 			defer cancel()
 			s := serveLegacy(t)
 			s.createNotes(t, writerToken, 1)

@@ -15,15 +15,27 @@ import (
 	"github.com/mcpmw/mcpmw/internal/redistest"
 )
 
-// slack is what a call may take beyond its deadline on a loaded machine
-// under -race: the deadline is the point, not the microseconds.
-const slack = 250 * time.Millisecond
+// patience bounds every wait for something that must happen: so generous
+// that a busy machine never runs out of it, since it only turns a hang
+// into a failure.
+const patience = 30 * time.Second
+
+// slack is what a deadline test lets a call take past its deadline on a
+// busy machine under -race: the deadline is the point, not the
+// microseconds. Each test that uses it raises the other bound it tells the
+// deadline apart from (go-redis's read timeout, an export's delay) far
+// above it, so that a slow machine cannot be mistaken for that bound.
+const slack = patience / 3
+
+// redisReadTimeout is the socket read timeout of the tests' clients:
+// every call of the notes store ends at its own deadline, long before.
+const redisReadTimeout = 2 * patience
 
 // redisStore returns a notes store on srv keeping at most maxLen notes per
 // tenant, logging to logs.
 func redisStore(t *testing.T, srv *redistest.Server, maxLen int, logs *lockedBuffer) *redisNotes {
 	t.Helper()
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1, ReadTimeout: redisReadTimeout})
 	t.Cleanup(func() { _ = client.Close() })
 	s := newRedisNotes(client, "test:", slog.New(slog.NewTextHandler(logs, nil)))
 	s.maxLen = maxLen
@@ -114,7 +126,8 @@ func TestNotesStores(t *testing.T) {
 }
 
 // TestRedisNotesOutage: while Redis is down or hung every call fails
-// within its deadline with a *storeError naming the outage, the outage is
+// within its deadline (well before the client's read timeout,
+// redisReadTimeout) with a *storeError naming the outage, the outage is
 // logged once each way, and the store works again once Redis does. A
 // caller that gives up is not an outage.
 func TestRedisNotesOutage(t *testing.T) {

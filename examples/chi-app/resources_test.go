@@ -316,13 +316,13 @@ func TestNoteCreateNotifiesItsTenantOnly(t *testing.T) {
 	app := newTestApp(testConfig())
 	srv := httptest.NewServer(app.h)
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
 	defer cancel()
 
 	demo := listenStream(ctx, t, srv.URL+"/mcp", readerToken, `{"resourcesListChanged":true}`)
 	other := listenStream(ctx, t, srv.URL+"/mcp", otherToken, `{"resourcesListChanged":true}`)
 	for _, events := range []<-chan map[string]any{demo, other} {
-		ack := nextEvent(events, 5*time.Second)
+		ack := nextEvent(events, patience)
 		require.NotNil(t, ack, "acknowledgement")
 		assert.Equal(t, "notifications/subscriptions/acknowledged", ack["method"])
 	}
@@ -334,7 +334,7 @@ func TestNoteCreateNotifiesItsTenantOnly(t *testing.T) {
 		_ = resp.Body.Close()
 	}
 	send(writerToken, `1`, "for demo")
-	ev := nextEvent(demo, 5*time.Second)
+	ev := nextEvent(demo, patience)
 	require.NotNil(t, ev, "demo's listener hears demo's change")
 	assert.Equal(t, "notifications/resources/list_changed", ev["method"])
 	params, _ := ev["params"].(map[string]any)
@@ -343,7 +343,7 @@ func TestNoteCreateNotifiesItsTenantOnly(t *testing.T) {
 	assert.Nil(t, nextEvent(other, 300*time.Millisecond), "the other tenant's listener hears nothing of demo's change")
 
 	send(otherToken, `2`, "for other")
-	ev = nextEvent(other, 5*time.Second)
+	ev = nextEvent(other, patience)
 	require.NotNil(t, ev, "other's listener hears other's change")
 	assert.Equal(t, "notifications/resources/list_changed", ev["method"])
 	assert.Nil(t, nextEvent(demo, 300*time.Millisecond), "demo's listener hears nothing of other's change")

@@ -24,8 +24,9 @@
 //	               sharing it, a legacy client's answers and cancellations reach
 //	               the instance that asked or runs the call, and the test_trigger_*
 //	               tools change the Registry of every instance (keys and channels
-//	               under "conformance:"); unset, each process has its own. REDIS_FAIL is read and checked as chi-app
-//	               reads it; the fixture has no rate limit for it to govern.
+//	               under "conformance:"); unset, each process has its own. REDIS_FAIL and REDIS_TIMEOUT are read and
+//	               checked as chi-app reads them; the fixture has no rate limit for
+//	               REDIS_FAIL to govern.
 //
 // Everyone is admitted: this is a test fixture, never a template for
 // authentication.

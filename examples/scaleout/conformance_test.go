@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,13 +74,13 @@ func TestRegistryChangeHeardOnAnotherInstance(t *testing.T) {
 		res, err := client(c.instances[step.on].url, "").CallTool(ctx, "test_trigger_tool_change", map[string]any{})
 		require.NoError(t, err)
 		require.Equal(t, step.want, res.Text)
-		next, cancel := context.WithTimeout(ctx, 5*time.Second)
+		next, cancel := context.WithTimeout(ctx, patience)
 		n, err := listener.Next(next)
 		cancel()
 		require.NoError(t, err, "the listener on instance 1 hears the change made on instance %d", step.on+1)
 		assert.Equal(t, mcpmw.ToolsListChanged, n.Method)
 		for i := range c.instances {
-			waitFor(t, fmt.Sprintf("%s lists the change", c.instances[i].name), 5*time.Second, func() bool { return has(i) == step.present })
+			waitFor(t, fmt.Sprintf("%s lists the change", c.instances[i].name), patience, func() bool { return has(i) == step.present })
 		}
 	}
 }

@@ -40,6 +40,22 @@ const (
 	otherToken  = "other-token"
 )
 
+// patience bounds every wait for something that must happen (an instance
+// listening, an answer, a task's end, a record): so generous that a busy
+// machine never runs out of it, since it only turns a hang into a
+// failure. A wait for something that must not happen takes a short window
+// instead, which load can only lengthen.
+const patience = 30 * time.Second
+
+// redisTimeout is the REDIS_TIMEOUT of every cluster's instances (each
+// call of mcpredis's rate limit, notifications, relay and tasks), unless
+// a test says otherwise: the tests check what the instances do together
+// while Redis answers, and mcpredis's 50ms, meant for a Redis next door on
+// a machine with room, is missed now and then on a busy one (a missed one
+// fails a rate-limit check open, or a task's creation over to a plain
+// call). TestRedisStoppedThenStarted, about the deadlines, sets its own.
+const redisTimeout = "2s"
+
 // binDir holds the binaries, built once for the whole run.
 var binDir string
 
@@ -148,7 +164,7 @@ func startInstance(t *testing.T, name, bin string, env []string) *instance {
 		close(in.exited)
 	}()
 	t.Cleanup(in.stop)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		if m := endpointLine.FindStringSubmatch(in.logs.String()); m != nil {
 			in.url = m[1]
@@ -160,7 +176,7 @@ func startInstance(t *testing.T, name, bin string, env []string) *instance {
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not listen within 10 s:\n%s", name, in.logs)
+			t.Fatalf("%s did not listen within %v:\n%s", name, patience, in.logs)
 		}
 	}
 }
@@ -187,8 +203,8 @@ func (in *instance) kill(t *testing.T) {
 	require.NoError(t, in.cmd.Process.Signal(syscall.SIGKILL))
 	select {
 	case <-in.exited:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s did not exit within 5 s of SIGKILL", in.name)
+	case <-time.After(patience):
+		t.Fatalf("%s did not exit within %v of SIGKILL", in.name, patience)
 	}
 }
 
@@ -223,9 +239,10 @@ func client(url, token string, opts ...mcpmwtest.Option) *mcpmwtest.Client {
 }
 
 // httpClient is every test client's: keep-alive connections enough for 64
-// concurrent clients, and a bound on every request.
+// concurrent clients, and a bound on every request (a hang's, not a
+// deadline test's: see answeredWithin).
 var httpClient = &http.Client{
-	Timeout:   10 * time.Second,
+	Timeout:   2 * patience,
 	Transport: &http.Transport{MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128},
 }
 
@@ -239,14 +256,20 @@ type cluster struct {
 }
 
 // startCluster starts redis-server, then three instances of app with env
-// (and REDIS_URL, MCP_STATE_KEY), then the proxy; all stop when t ends.
+// (and REDIS_URL, MCP_STATE_KEY, and REDIS_TIMEOUT unless env sets it),
+// then the proxy; all stop when t ends. REDIS_URL raises go-redis's
+// socket read timeout from 3 s to redisReadTimeout: every call must end
+// at its own deadline (REDIS_TIMEOUT, the notes store's 500 ms) long
+// before, so that a call left without one would show, in
+// TestRedisStoppedThenStarted, as an answer later than answeredWithin.
 func startCluster(t *testing.T, app string, env ...string) *cluster {
 	t.Helper()
 	srv := redistest.Start(t) // first: without redis-server, skip before building
 	bin := binary(t, app)
 	var key [32]byte
 	_, _ = rand.Read(key[:])
-	env = append([]string{"REDIS_URL=redis://" + srv.Addr + "/0", "MCP_STATE_KEY=" + hex.EncodeToString(key[:])}, env...)
+	env = append([]string{"REDIS_URL=redis://" + srv.Addr + "/0?read_timeout=" + redisReadTimeout.String(), "MCP_STATE_KEY=" + hex.EncodeToString(key[:]),
+		"REDIS_TIMEOUT=" + redisTimeout}, env...) // a later entry overrides an earlier one
 	c := &cluster{redis: srv}
 	var backends []string
 	for i := range 3 {
@@ -305,7 +328,8 @@ func echoBody(id string) string {
 	return `{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"echo","arguments":{"message":"` + id + `"},` + meta + `}}`
 }
 
-// waitFor calls ok until it returns true or the deadline passes.
+// waitFor calls ok until it returns true or within (patience, or more)
+// has passed.
 func waitFor(t *testing.T, what string, within time.Duration, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
@@ -317,10 +341,25 @@ func waitFor(t *testing.T, what string, within time.Duration, ok func() bool) {
 	}
 }
 
-// burst sends clients×each echoes through url, clients at a time, and
-// returns their statuses and Retry-After values; each must be answered
-// within answeredWithin.
-func burst(t *testing.T, url string, clients, each int) (map[int]int, map[string]int) {
+// A burstResult is what burst saw: how many answers had each status, and
+// each Retry-After value; how long the slowest answer took, and the whole
+// burst.
+type burstResult struct {
+	statuses map[int]int
+	retries  map[string]int
+	slowest  time.Duration
+	took     time.Duration
+}
+
+// refills returns how many requests a budget of perMinute may have
+// regained while the burst ran: one every minute/perMinute, plus one for
+// the refill under way when it began.
+func (b burstResult) refills(perMinute int) int {
+	return 1 + int(b.took/(time.Minute/time.Duration(perMinute)))
+}
+
+// burst sends clients×each echoes through url, clients at a time.
+func burst(t *testing.T, url string, clients, each int) burstResult {
 	t.Helper()
 	var (
 		mu       sync.Mutex
@@ -329,6 +368,7 @@ func burst(t *testing.T, url string, clients, each int) (map[int]int, map[string
 		slowest  time.Duration
 		wg       sync.WaitGroup
 	)
+	start := time.Now()
 	for w := range clients {
 		wg.Add(1)
 		go func() {
@@ -348,7 +388,7 @@ func burst(t *testing.T, url string, clients, each int) (map[int]int, map[string
 		}()
 	}
 	wg.Wait()
-	assert.Less(t, slowest, answeredWithin, "every request answered within its deadline")
-	t.Logf("burst of %d×%d: %v, the slowest answered in %v", clients, each, statuses, slowest.Round(time.Millisecond))
-	return statuses, retries
+	b := burstResult{statuses: statuses, retries: retries, slowest: slowest, took: time.Since(start)}
+	t.Logf("burst of %d×%d: %v, the slowest answered in %v, all in %v", clients, each, statuses, slowest.Round(time.Millisecond), b.took.Round(time.Millisecond))
+	return b
 }

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,11 +29,12 @@ func TestInstanceKilledUnderLoad(t *testing.T) {
 		afterKill bool
 	}
 	var (
-		mu       sync.Mutex
-		outcomes = map[string]outcome{}
-		stop     atomic.Bool
-		killed   atomic.Bool
-		wg       sync.WaitGroup
+		mu                sync.Mutex
+		outcomes          = map[string]outcome{}
+		stop              atomic.Bool
+		killed            atomic.Bool
+		okBefore, okAfter atomic.Int32 // answered 200, sent before and after the kill
+		wg                sync.WaitGroup
 	)
 	for w := range 16 {
 		wg.Add(1)
@@ -47,13 +47,20 @@ func TestInstanceKilledUnderLoad(t *testing.T) {
 				mu.Lock()
 				outcomes[id] = outcome{status: status, body: string(body), err: err, afterKill: after}
 				mu.Unlock()
+				if status == 200 && after {
+					okAfter.Add(1)
+				} else if status == 200 {
+					okBefore.Add(1)
+				}
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Under way (the victim has had its share of 30 answers) before the
+	// kill, and 21 answers after it, however long a busy machine takes.
+	waitFor(t, "30 answers before the kill", patience, func() bool { return okBefore.Load() >= 30 })
 	victim.kill(t)
 	killed.Store(true)
-	time.Sleep(400 * time.Millisecond)
+	waitFor(t, "21 answers after the kill", patience, func() bool { return okAfter.Load() > 20 })
 	stop.Store(true)
 	wg.Wait()
 

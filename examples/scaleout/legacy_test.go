@@ -90,7 +90,7 @@ func (s *legacyStream) question(t *testing.T) json.RawMessage {
 		ID     json.RawMessage
 		Method string
 	}
-	m := s.next(t, 5*time.Second)
+	m := s.next(t, patience)
 	require.NoError(t, json.Unmarshal(m, &q), "%s", m)
 	require.Equal(t, "elicitation/create", q.Method, "%s", m)
 	return q.ID
@@ -105,7 +105,7 @@ func (s *legacyStream) result(t *testing.T) (string, bool) {
 			IsError bool
 		}
 	}
-	m := s.next(t, 5*time.Second)
+	m := s.next(t, patience)
 	require.NoError(t, json.Unmarshal(m, &r), "%s", m)
 	require.NotEmpty(t, r.Result.Content, "%s", m)
 	return r.Result.Content[0].Text, r.Result.IsError
@@ -141,7 +141,7 @@ func TestLegacyAnswerOnAnotherInstance(t *testing.T) {
 	text, isError := call.result(t)
 	assert.False(t, isError, text)
 	assert.NotContains(t, listNotes(t, c.instances[2].url, readerToken), "to delete", "deleted, on every instance")
-	waitFor(t, "instance 2 audits both answers as sent on", 5*time.Second, func() bool {
+	waitFor(t, "instance 2 audits both answers as sent on", patience, func() bool {
 		b, _ := os.ReadFile(c.instances[1].audit)
 		return strings.Count(string(b), "client response: sent to the instance that asked") == 2
 	})

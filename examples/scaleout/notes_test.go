@@ -104,14 +104,14 @@ func TestNotesAcrossInstances(t *testing.T) {
 			return l.Next(ctx)
 		}
 		createNote(t, two, writerToken, "demo's change")
-		n, err := next(demo, 5*time.Second)
+		n, err := next(demo, patience)
 		require.NoError(t, err, "instance 1's demo listener hears instance 2's change")
 		assert.Equal(t, mcpmw.ResourcesListChanged, n.Method)
 		_, err = next(other, 300*time.Millisecond)
 		assert.True(t, errors.Is(err, context.DeadlineExceeded), "the other team hears nothing of it (%v)", err)
 
 		createNote(t, three, otherToken, "other's change")
-		n, err = next(other, 5*time.Second)
+		n, err = next(other, patience)
 		require.NoError(t, err, "the other team hears its own change, made on instance 3")
 		assert.Equal(t, mcpmw.ResourcesListChanged, n.Method)
 		_, err = next(demo, 300*time.Millisecond)

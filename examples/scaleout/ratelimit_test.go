@@ -10,19 +10,22 @@ import (
 // TestRateLimitAcrossInstances: RATE_LIMIT=N is one budget per client IP
 // across the three instances (the proxy's address is every request's
 // client IP here): 64 concurrent clients sending 4N requests through the
-// round-robin proxy get between N and N+3 admitted, the rest 429 with
-// Retry-After; the proxy sends each instance a third of them.
+// round-robin proxy get between N and N+2 admitted, and what the budget
+// regained meanwhile (one request every 2 s: a burst that a busy machine
+// slows down regains more), the rest 429 with Retry-After; the proxy sends
+// each instance a third of them.
 func TestRateLimitAcrossInstances(t *testing.T) {
 	t.Parallel()
-	const n = 30 // a minute's budget; it refills one request every 2 s, so a run of a second or two gains at most one
+	const n = 30 // a minute's budget; it refills one request every 2 s
 	c := startCluster(t, "chi-app", "RATE_LIMIT="+strconv.Itoa(n))
 
 	const clients, each = 64, (4*n + 63) / 64
-	statuses, retry := burst(t, c.proxyURL, clients, each)
+	b := burst(t, c.proxyURL, clients, each)
+	statuses, retry := b.statuses, b.retries
 	admitted := statuses[200]
 	assert.Equal(t, clients*each, statuses[200]+statuses[429], "every answer is 200 or 429: %v", statuses)
 	assert.GreaterOrEqual(t, admitted, n, "the whole budget is usable: %v", statuses)
-	assert.LessOrEqual(t, admitted, n+3, "one budget for the three instances, not three: %v\n%s", statuses, c.logs())
+	assert.LessOrEqual(t, admitted, n+2+b.refills(n), "one budget for the three instances, not three: %v in %v\n%s", statuses, b.took, c.logs())
 	for v := range retry {
 		secs, err := strconv.Atoi(v)
 		assert.NoError(t, err, "Retry-After %q", v)

@@ -100,7 +100,7 @@ func TestTaskReadCancelledAndBoundAcrossInstances(t *testing.T) {
 			assert.Equal(t, -32602, a.Error.Code, "%s on %s: as an unknown id", method, url)
 		}
 	}
-	done := untilStatus(t, three, task, "completed", 10*time.Second)
+	done := untilStatus(t, three, task, "completed", patience)
 	structured := done["result"].(map[string]any)["structuredContent"].(map[string]any)
 	notes, _ := json.Marshal(structured["notes"])
 	assert.Contains(t, string(notes), "exported across instances", "the team's notes, through instance 3")
@@ -109,7 +109,7 @@ func TestTaskReadCancelledAndBoundAcrossInstances(t *testing.T) {
 	ack := taskRPC(t, two, readerToken, "cancel-2", "tasks/cancel", cancelled, `"taskId":`+strconv.Quote(cancelled))
 	require.Nil(t, ack.Error, "%+v", ack)
 	start := time.Now()
-	untilStatus(t, three, cancelled, "cancelled", 5*time.Second)
+	untilStatus(t, three, cancelled, "cancelled", patience)
 	t.Logf("a cancel sent to instance 2 ended the run on instance 1, read on 3, %v later", time.Since(start).Round(time.Millisecond))
 }
 
@@ -121,41 +121,45 @@ func TestTaskQuestionsAnsweredOnAnotherInstance(t *testing.T) {
 	c := startCluster(t, "conformance")
 	one, two, three := c.instances[0].url, c.instances[1].url, c.instances[2].url
 	task := createTask(t, one, "", "confirm-1", "confirm_delete", `{"filename":"a.txt"}`)
-	asked := untilStatus(t, two, task, "input_required", 5*time.Second)
+	asked := untilStatus(t, two, task, "input_required", patience)
 	reqs := asked["inputRequests"].(map[string]any)
 	require.Contains(t, reqs, "confirm")
 	a := taskRPC(t, three, "", "update-1", "tasks/update", task, `"taskId":`+strconv.Quote(task)+`,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}}`)
 	require.Nil(t, a.Error, "%+v", a)
-	done := untilStatus(t, two, task, "completed", 5*time.Second)
+	done := untilStatus(t, two, task, "completed", patience)
 	text := done["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]
 	assert.Equal(t, "Deleted a.txt.", text)
 }
 
 // TestTaskOfAKilledInstanceFails: a task whose instance is killed
-// (SIGKILL) reads failed on the others within the documented bound (the
+// (SIGKILL) is failed by the others within the documented bound (the
 // lease, 10 s, and half of it for the reaper: 15 s; the issue's bound is
-// 20 s).
+// 20 s). The bound is checked on the task's lastUpdatedAt, the moment the
+// reaping instance failed it, not on when the test read it: polling
+// through a busy machine adds its own delay, which the bound is not about.
 func TestTaskOfAKilledInstanceFails(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, "conformance")
 	task := createTask(t, c.instances[0].url, "", "slow-1", "slow_compute", `{"seconds":600,"label":"doomed"}`)
-	untilStatus(t, c.instances[1].url, task, "working", 5*time.Second)
+	untilStatus(t, c.instances[1].url, task, "working", patience)
 	c.instances[0].kill(t)
 	killed := time.Now()
-	deadline := killed.Add(20 * time.Second)
+	deadline := killed.Add(20*time.Second + patience)
 	for {
 		a := getTask(t, c.instances[1+int(time.Since(killed)/time.Second)%2].url, "", task)
 		require.Nil(t, a.Error, "%+v", a)
 		if a.Result["status"] == "failed" {
 			msg := a.Result["error"].(map[string]any)["message"]
 			assert.Contains(t, msg, "stopped before it finished")
-			t.Logf("the task read failed %v after its instance was killed", time.Since(killed).Round(100*time.Millisecond))
-			assert.Less(t, time.Since(killed), 16*time.Second, "within the lease and half of it")
+			reaped, err := time.Parse(time.RFC3339Nano, a.Result["lastUpdatedAt"].(string))
+			require.NoError(t, err)
+			t.Logf("the task was failed %v after its instance was killed, and read so %v after", reaped.Sub(killed).Round(100*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+			assert.Less(t, reaped.Sub(killed), 16*time.Second, "within the lease and half of it (the reaper's tick, and a millisecond's rounding)")
 			return
 		}
 		require.Equal(t, "working", a.Result["status"])
 		if time.Now().After(deadline) {
-			t.Fatal("the task of a killed instance still reads working 20 s later")
+			t.Fatalf("the task of a killed instance still reads working %v later", time.Since(killed).Round(time.Second))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -181,9 +185,9 @@ func TestManyTasksThroughTheProxy(t *testing.T) {
 	}
 	wg.Wait()
 	for _, id := range ids {
-		untilStatus(t, c.proxyURL, id, "completed", 15*time.Second)
+		untilStatus(t, c.proxyURL, id, "completed", patience)
 	}
-	waitFor(t, "every task's end recorded", 10*time.Second, func() bool {
+	waitFor(t, "every task's end recorded", patience, func() bool {
 		records := map[string]int{}
 		for _, in := range c.instances {
 			for id, k := range in.records(t) {
@@ -209,7 +213,7 @@ func TestManyTasksThroughTheProxy(t *testing.T) {
 
 	rdb := redis.NewClient(&redis.Options{Addr: c.redis.Addr})
 	defer rdb.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	leases, err := rdb.ZCard(ctx, "chi-app:{tasks}task-leases").Result()
 	require.NoError(t, err)

@@ -19,6 +19,11 @@ import (
 	"github.com/mcpmw/mcpmw/internal/roundrobin"
 )
 
+// patience bounds every wait of these tests for something that must
+// happen: so generous that a busy machine never runs out of it, since it
+// only turns a hang into a failure.
+const patience = 30 * time.Second
+
 // backend answers with its name, the Host it was asked for and the path.
 func backend(t *testing.T, name string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -46,7 +51,7 @@ func dialRaw(t *testing.T, front *httptest.Server, raw string) net.Conn {
 	conn, err := net.Dial("tcp", front.Listener.Addr().String())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	require.NoError(t, conn.SetDeadline(time.Now().Add(patience)))
 	_, err = io.WriteString(conn, raw)
 	require.NoError(t, err)
 	return conn
@@ -124,7 +129,7 @@ func TestEventStreamPassesEventByEvent(t *testing.T) {
 	select {
 	case s := <-line:
 		assert.Equal(t, "data: first\n", s)
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the first event did not come through before the stream ended")
 	}
 	close(release)

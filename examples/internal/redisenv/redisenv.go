@@ -6,6 +6,9 @@
 //	            through this Redis; unset, each process keeps it to itself
 //	REDIS_FAIL  open (the default) or closed: what the rate limit does
 //	            while Redis cannot be reached
+//	REDIS_TIMEOUT  how long each call to Redis may take (a Go duration,
+//	            mcpredis.Config.Timeout): unset, mcpredis's 50ms; raise it
+//	            for a Redis that is far away or a machine that is busy
 //
 // and, with them, the other setting every instance must share,
 // MCP_STATE_KEY (StateKeys). It only parses and checks; Config makes the
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,19 +29,21 @@ import (
 	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
-// Settings are what REDIS_URL and REDIS_FAIL say. The zero value is no
-// Redis at all.
+// Settings are what REDIS_URL, REDIS_FAIL and REDIS_TIMEOUT say. The zero
+// value is no Redis at all.
 type Settings struct {
 	opts *redis.Options // nil: REDIS_URL is unset
 
 	// Failure is REDIS_FAIL: FailOpen unless it says closed.
 	Failure mcpredis.FailurePolicy
+	// Timeout is REDIS_TIMEOUT: 0 (mcpredis's default) unless it is set.
+	Timeout time.Duration
 }
 
-// FromEnv reads REDIS_URL and REDIS_FAIL through getenv. Its errors name
-// the variable and never quote REDIS_URL, which may hold a password.
-// REDIS_FAIL is checked even without REDIS_URL, where it has no effect: a
-// typo is an error wherever it is.
+// FromEnv reads REDIS_URL, REDIS_FAIL and REDIS_TIMEOUT through getenv.
+// Its errors name the variable and never quote REDIS_URL, which may hold a
+// password. REDIS_FAIL and REDIS_TIMEOUT are checked even without
+// REDIS_URL, where they have no effect: a typo is an error wherever it is.
 func FromEnv(getenv func(string) string) (Settings, error) {
 	var s Settings
 	switch v := getenv("REDIS_FAIL"); v {
@@ -47,6 +53,13 @@ func FromEnv(getenv func(string) string) (Settings, error) {
 		s.Failure = mcpredis.FailClosed
 	default:
 		return s, fmt.Errorf("REDIS_FAIL=%q: want open (the default: admit every request while Redis cannot be reached) or closed (refuse them with 429)", v)
+	}
+	if v := getenv("REDIS_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("REDIS_TIMEOUT=%q: want a positive duration such as 200ms (unset: 50ms)", v)
+		}
+		s.Timeout = d
 	}
 	v := getenv("REDIS_URL")
 	if v == "" {
@@ -90,7 +103,7 @@ func (s Settings) Config(prefix string, logger *slog.Logger) mcpredis.Config {
 		panic("redisenv: Config without REDIS_URL")
 	}
 	opts := *s.opts
-	return mcpredis.Config{Client: redis.NewClient(&opts), Prefix: prefix, Failure: s.Failure, Logger: logger}
+	return mcpredis.Config{Client: redis.NewClient(&opts), Prefix: prefix, Failure: s.Failure, Timeout: s.Timeout, Logger: logger}
 }
 
 // Relay returns this instance's mcpredis.Relay on cfg, once Redis has

@@ -2,6 +2,7 @@ package redisenv
 
 import (
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -18,6 +19,7 @@ func TestFromEnv(t *testing.T) {
 		enabled  bool
 		addr     string
 		failure  mcpredis.FailurePolicy
+		timeout  time.Duration
 		wantErr  string
 		mustHide string // never in the error
 	}{
@@ -32,6 +34,14 @@ func TestFromEnv(t *testing.T) {
 		{name: "a bad port, and a password never quoted", env: map[string]string{"REDIS_URL": "redis://u:s3cret@h:port/0"},
 			wantErr: `REDIS_URL: invalid port ":port" after host`, mustHide: "s3cret"},
 		{name: "a bad database", env: map[string]string{"REDIS_URL": "redis://u:s3cret@h:1/x"}, wantErr: `REDIS_URL: redis: invalid database number: "x"`, mustHide: "s3cret"},
+		{name: "a timeout", env: map[string]string{"REDIS_URL": "redis://h:1/0", "REDIS_TIMEOUT": "2s"}, enabled: true, addr: "h:1", timeout: 2 * time.Second},
+		{name: "REDIS_TIMEOUT alone is checked, and has no effect", env: map[string]string{"REDIS_TIMEOUT": "250ms"}, timeout: 250 * time.Millisecond},
+		{name: "REDIS_TIMEOUT not a duration", env: map[string]string{"REDIS_URL": "redis://h:1/0", "REDIS_TIMEOUT": "2"},
+			wantErr: `REDIS_TIMEOUT="2": want a positive duration such as 200ms (unset: 50ms)`},
+		{name: "REDIS_TIMEOUT zero", env: map[string]string{"REDIS_URL": "redis://h:1/0", "REDIS_TIMEOUT": "0s"},
+			wantErr: `REDIS_TIMEOUT="0s": want a positive duration`},
+		{name: "REDIS_TIMEOUT negative", env: map[string]string{"REDIS_URL": "redis://h:1/0", "REDIS_TIMEOUT": "-1ms"},
+			wantErr: `REDIS_TIMEOUT="-1ms": want a positive duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -48,6 +58,7 @@ func TestFromEnv(t *testing.T) {
 			assert.Equal(t, tc.enabled, s.Enabled())
 			assert.Equal(t, tc.addr, s.Addr())
 			assert.Equal(t, tc.failure, s.Failure)
+			assert.Equal(t, tc.timeout, s.Timeout)
 		})
 	}
 }
@@ -57,7 +68,7 @@ func TestFromEnv(t *testing.T) {
 // passed on.
 func TestConfig(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"REDIS_URL": "redis://127.0.0.1:6390/3?max_retries=5", "REDIS_FAIL": "closed"}
+	env := map[string]string{"REDIS_URL": "redis://127.0.0.1:6390/3?max_retries=5", "REDIS_FAIL": "closed", "REDIS_TIMEOUT": "750ms"}
 	s, err := FromEnv(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	cfg := s.Config("app:", nil)
@@ -68,6 +79,7 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, 3, opts.DB)
 	assert.Equal(t, "app:", cfg.Prefix)
 	assert.Equal(t, mcpredis.FailClosed, cfg.Failure)
+	assert.Equal(t, 750*time.Millisecond, cfg.Timeout)
 	other := s.Config("app:", nil)
 	defer other.Client.Close()
 	assert.NotSame(t, cfg.Client, other.Client, "a client of its own each time")
