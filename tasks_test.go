@@ -170,7 +170,7 @@ func (e *taskEnv) get(t *testing.T, token, id string) taskReply {
 // terminal), for at most 5 s.
 func (e *taskEnv) until(t *testing.T, id string, want ...string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(mcpmw.Patience)
 	for {
 		r := e.get(t, "alice", id)
 		require.Equal(t, 200, r.Status, r.Raw)
@@ -207,7 +207,7 @@ func gatedTool(name string, release <-chan struct{}, mode mcpmw.TaskMode, ran *a
 // waitRecords waits (at most 5 s) until pred holds of rec's records.
 func waitRecords(t *testing.T, rec *mcpmwtest.Recorder, pred func([]mcpmw.CallRecord) bool) []mcpmw.CallRecord {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(mcpmw.Patience)
 	for !pred(rec.Records()) {
 		if time.Now().After(deadline) {
 			rs := rec.Records()
@@ -547,7 +547,7 @@ func TestTaskCancel(t *testing.T) {
 	select {
 	case err := <-stopped:
 		assert.ErrorIs(t, err, context.Canceled, "the tool's context is cancelled")
-	case <-time.After(30 * time.Second):
+	case <-time.After(mcpmw.Patience):
 		t.Fatal("tasks/cancel did not reach the running tool")
 	}
 	final := e.until(t, id, "cancelled")
@@ -697,14 +697,14 @@ func TestTaskCapacity(t *testing.T) {
 
 	plain := make(chan taskReply, 1)
 	go func() { plain <- e.call(t, "alice", "opt", "") }()
-	require.Eventually(t, func() bool { return ran.Load() == 2 }, 30*time.Second, time.Millisecond, "a TaskOptional call beyond the bound runs as a plain call")
+	require.Eventually(t, func() bool { return ran.Load() == 2 }, mcpmw.Patience, time.Millisecond, "a TaskOptional call beyond the bound runs as a plain call")
 	close(release)
 	r := <-plain
 	assert.Equal(t, "complete", r.Result["resultType"], r.Raw)
 	e.until(t, id, "completed")
 	require.Eventually(t, func() bool {
 		return e.call(t, "alice", "req", "").Result["resultType"] == "task"
-	}, 30*time.Second, 5*time.Millisecond, "the slot is given back when the task ends")
+	}, mcpmw.Patience, 5*time.Millisecond, "the slot is given back when the task ends")
 }
 
 func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
@@ -727,7 +727,7 @@ func TestTaskTTLEndsItAndTheStoreForgetsIt(t *testing.T) {
 	require.Eventually(t, func() bool {
 		r := e.get(t, "alice", id)
 		return r.Error != nil && r.Error.Code == mcpmw.CodeInvalidParams
-	}, 30*time.Second, 10*time.Millisecond, "past its TTL the task is gone")
+	}, mcpmw.Patience, 10*time.Millisecond, "past its TTL the task is gone")
 }
 
 // sharedStore is a MemoryTaskStore the handler takes for a shared one (it
@@ -819,7 +819,7 @@ func TestTaskAcrossInstancesSharingAStoreAndARelay(t *testing.T) {
 			two.do(t, "alice", "tasks/cancel", `"taskId":`+strconv.Quote(waiting), taskCaps)
 			select {
 			case <-stopped:
-			case <-time.After(30 * time.Second):
+			case <-time.After(mcpmw.Patience):
 				t.Fatal("a cancel sent to instance 2 did not stop the run on instance 1")
 			}
 			two.until(t, waiting, "cancelled")
@@ -830,7 +830,7 @@ func TestTaskAcrossInstancesSharingAStoreAndARelay(t *testing.T) {
 func TestTaskCloseFailsWhatIsStillRunning(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Shutdown: 100 * time.Millisecond}},
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Shutdown: 2 * time.Second}},
 		gatedTool("stuck", make(chan struct{}), mcpmw.TaskOptional, nil), gatedTool("quick", release, mcpmw.TaskOptional, nil))
 	stuck := e.create(t, "alice", "stuck", "")
 	quick := e.create(t, "alice", "quick", "")
@@ -840,7 +840,7 @@ func TestTaskCloseFailsWhatIsStillRunning(t *testing.T) {
 	close(release) // finishes within the grace
 	select {
 	case <-closed:
-	case <-time.After(30 * time.Second):
+	case <-time.After(mcpmw.Patience):
 		t.Fatal("Close did not return")
 	}
 	q, _ := e.store.Get(context.Background(), quick)
@@ -891,7 +891,7 @@ func TestTaskManyAtOnceEndOnceEachAndLeaveNothing(t *testing.T) {
 	for _, id := range ids {
 		assert.Equal(t, 1, ends[id], "task %s: one record of its end", id)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(mcpmw.Patience)
 	for {
 		_ = store.Create(context.Background(), &mcpmw.Task{ID: "sweeper-" + strconv.FormatInt(time.Now().UnixNano(), 10), TTL: time.Millisecond, Created: time.Now()})
 		tasks, goroutines := store.Len(), runtime.NumGoroutine()
@@ -958,7 +958,7 @@ func TestTaskHooksThatPanicDoNotReachTheProcess(t *testing.T) {
 	e.until(t, id, "completed")
 	require.Eventually(t, func() bool {
 		return audited.Load() == 1 && strings.Contains(log.String(), "observer panicked on a task's end")
-	}, 30*time.Second, 5*time.Millisecond, "the end is still recorded and observed, each panic logged: %s", log)
+	}, mcpmw.Patience, 5*time.Millisecond, "the end is still recorded and observed, each panic logged: %s", log)
 	assert.Contains(t, log.String(), "auditor panicked on a task's end")
 	assert.Contains(t, log.String(), "observer panicked as a task started")
 }
@@ -991,18 +991,19 @@ func TestTaskStoreThatFailsItsContract(t *testing.T) {
 			release := make(chan struct{})
 			stop := sync.OnceFunc(func() { close(release) })
 			defer stop() // the run waits, renewing its lease against the broken store
-			e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: brokenStore{mcpmw.NewMemoryTaskStore(), mode}, Lease: 30 * time.Millisecond}},
+			e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: brokenStore{mcpmw.NewMemoryTaskStore(), mode}, Lease: 30 * time.Millisecond, Shutdown: time.Millisecond}},
 				gatedTool("export", release, mcpmw.TaskOptional, nil))
 			id := e.create(t, "alice", "export", "") // Create works
 			r := e.get(t, "alice", id)
 			require.NotNil(t, r.Error, r.Raw)
 			assert.Equal(t, mcpmw.CodeInternalError, r.Error.Code, "a store that breaks its contract is the server's fault")
-			time.Sleep(100 * time.Millisecond) // the run ends, the lease is renewed and the reaper runs, against the broken store
-			assert.Contains(t, e.log.String(), "the TaskStore", "and the log says which")
+			logged := func(s string) func() bool { return func() bool { return strings.Contains(e.log.String(), s) } }
+			// the lease is renewed and the reaper runs, against the broken store
+			require.Eventually(t, logged("the TaskStore"), mcpmw.Patience, 5*time.Millisecond, "and the log says which")
 			if mode == "panic" {
-				assert.Contains(t, e.log.String(), "a task's lease could not be renewed")
+				require.Eventually(t, logged("a task's lease could not be renewed"), mcpmw.Patience, 5*time.Millisecond)
 				stop()
-				require.Eventually(t, func() bool { return strings.Contains(e.log.String(), "a task's end could not be stored") }, 30*time.Second, 5*time.Millisecond)
+				require.Eventually(t, func() bool { return strings.Contains(e.log.String(), "a task's end could not be stored") }, mcpmw.Patience, 5*time.Millisecond)
 			}
 		})
 	}
