@@ -170,7 +170,7 @@ func TestSensitivePointerCycles(t *testing.T) {
 
 func TestRedactionCovers(t *testing.T) {
 	t.Parallel()
-	r := &redaction{paths: [][]string{{"password"}, {"card", "*"}, {"deep", "a", "b"}}}
+	r := &redaction{paths: [][]string{{"password"}, {"card", "*"}, {"deep", "a", "b"}, {"wallet"}}}
 	for _, tc := range []struct {
 		path []string
 		want bool
@@ -183,6 +183,10 @@ func TestRedactionCovers(t *testing.T) {
 		{[]string{"deep", "a", "b"}, true},
 		{[]string{"deep", "x", "b"}, false},
 		{[]string{"user"}, false},
+		{[]string{"wallet", "number"}, true}, // inside what a pointer names
+		{[]string{"Wallet", "a", "b"}, true},
+		{[]string{"card", "number", "digits"}, true},
+		{[]string{"walle"}, false},
 	} {
 		assert.Equal(t, tc.want, r.covers(tc.path), "%v", tc.path)
 	}
