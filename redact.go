@@ -285,55 +285,64 @@ func (r *redaction) value(dst, v []byte, active []int, depth int, schemas []*sch
 	case jsonwire.KindNull:
 		return append(dst, v...)
 	case jsonwire.KindObject:
-		nodes := expand(schemas)
-		dst = append(dst, '{')
-		it, _ := jsonwire.IterMembers(v)
-		n := 0
-		for m, more := it.Next(); more; m, more = it.Next() {
-			if n++; n > 1 {
-				dst = append(dst, ',')
-			}
-			name := m.Name()
-			next, leaf := r.match(active, depth, name, false)
-			children, named := member(nodes, name, len(next) > 0)
-			if (leaf || !named && len(next) == 0) && jsonwire.KindOf(m.Value) != jsonwire.KindNull {
-				// Named as decoded: the value is not as sent anyway, and a
-				// reader finds "password" however the client spelt it.
-				dst = append(jsonwire.AppendString(dst, name), ':')
-				dst = append(dst, redactedJSON...)
-				continue
-			}
-			dst = append(dst, '"')
-			dst = append(dst, m.Key...)
-			dst = append(dst, '"', ':')
-			dst = r.child(dst, m.Value, next, leaf, depth, children)
-		}
-		return append(dst, '}')
+		return r.object(dst, v, active, depth, expand(schemas))
 	case jsonwire.KindArray:
-		if !r.indexes(active, depth) {
-			break
+		if r.indexes(active, depth) {
+			return r.array(dst, v, active, depth, expand(schemas))
 		}
-		nodes := expand(schemas)
-		dst = append(dst, '[')
-		for i, n := jsonwire.SkipSpace(v, 1), 0; i < len(v) && v[i] != ']'; n++ {
-			end := jsonwire.ValueEnd(v, i)
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			next, leaf := r.match(active, depth, strconv.Itoa(n), true)
-			children, named := element(nodes, n, len(next) > 0)
-			if !leaf && !named && len(next) == 0 && jsonwire.KindOf(v[i:end]) != jsonwire.KindNull {
-				dst = append(dst, redactedJSON...)
-			} else {
-				dst = r.child(dst, v[i:end], next, leaf, depth, children)
-			}
-			if i = jsonwire.SkipSpace(v, end); i < len(v) && v[i] == ',' {
-				i = jsonwire.SkipSpace(v, i+1)
-			}
-		}
-		return append(dst, ']')
 	}
 	return append(dst, redactedJSON...) // a pointer cannot go on into it
+}
+
+// object appends the object v for value: each member a path ends at, or
+// that no path goes on into and nodes do not name, redacted.
+func (r *redaction) object(dst, v []byte, active []int, depth int, nodes []*schemaNode) []byte {
+	dst = append(dst, '{')
+	it, _ := jsonwire.IterMembers(v)
+	n := 0
+	for m, more := it.Next(); more; m, more = it.Next() {
+		if n++; n > 1 {
+			dst = append(dst, ',')
+		}
+		name := m.Name()
+		next, leaf := r.match(active, depth, name, false)
+		children, named := member(nodes, name, len(next) > 0)
+		if (leaf || !named && len(next) == 0) && jsonwire.KindOf(m.Value) != jsonwire.KindNull {
+			// Named as decoded: the value is not as sent anyway, and a
+			// reader finds "password" however the client spelt it.
+			dst = append(jsonwire.AppendString(dst, name), ':')
+			dst = append(dst, redactedJSON...)
+			continue
+		}
+		dst = append(dst, '"')
+		dst = append(dst, m.Key...)
+		dst = append(dst, '"', ':')
+		dst = r.child(dst, m.Value, next, leaf, depth, children)
+	}
+	return append(dst, '}')
+}
+
+// array appends the array v for value: each element a path ends at, or
+// that no path goes on into and nodes do not cover, redacted.
+func (r *redaction) array(dst, v []byte, active []int, depth int, nodes []*schemaNode) []byte {
+	dst = append(dst, '[')
+	for i, n := jsonwire.SkipSpace(v, 1), 0; i < len(v) && v[i] != ']'; n++ {
+		end := jsonwire.ValueEnd(v, i)
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		next, leaf := r.match(active, depth, strconv.Itoa(n), true)
+		children, named := element(nodes, n, len(next) > 0)
+		if !leaf && !named && len(next) == 0 && jsonwire.KindOf(v[i:end]) != jsonwire.KindNull {
+			dst = append(dst, redactedJSON...)
+		} else {
+			dst = r.child(dst, v[i:end], next, leaf, depth, children)
+		}
+		if i = jsonwire.SkipSpace(v, end); i < len(v) && v[i] == ',' {
+			i = jsonwire.SkipSpace(v, i+1)
+		}
+	}
+	return append(dst, ']')
 }
 
 // match returns the paths of active that go on past the member or element

@@ -145,16 +145,21 @@ func fieldOf(sf reflect.StructField, prefix []int, i int) (f Field, ok bool) {
 	if !f.Tagged {
 		f.Name = sf.Name
 	}
-	if hasOption(opts, "string") {
-		switch ft.Kind() {
-		case reflect.Bool,
-			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-			reflect.Float32, reflect.Float64, reflect.String:
-			f.Quoted = true
-		}
-	}
+	f.Quoted = hasOption(opts, "string") && quotable(ft.Kind())
 	return f, true
+}
+
+// quotable reports whether ",string" applies to a field of kind k: a
+// bool, a number or a string.
+func quotable(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	}
+	return false
 }
 
 // dominantFields returns, of the fields of each name, the one encoding/json
