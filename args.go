@@ -99,8 +99,8 @@ func (e *ArgError) Error() string {
 	return fmt.Sprintf("argument %q %s", capEcho(e.Field), e.Problem)
 }
 
-// text is e's message for an answer and a record: Error, or, when redact
-// is set, Error with the value its Problem quotes redacted.
+// text is e's message for a record: Error, or, when redact is set, Error
+// with the value its Problem quotes redacted.
 func (e *ArgError) text(redact bool) string {
 	if !redact || e.redacted == "" {
 		return e.Error()
@@ -108,6 +108,19 @@ func (e *ArgError) text(redact bool) string {
 	c := *e
 	c.Problem = e.redacted
 	return c.Error()
+}
+
+// detail is e's message for an answer that says what is invalid itself
+// ("Invalid arguments: …", "Invalid params: …"): text without Error's own
+// "invalid arguments: " before a problem of the arguments as a whole.
+func (e *ArgError) detail(redact bool) string {
+	if e.Field != "" {
+		return e.text(redact)
+	}
+	if redact && e.redacted != "" {
+		return e.redacted
+	}
+	return e.Problem
 }
 
 // Err returns the first problem any accessor met, or nil.

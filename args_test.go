@@ -1,8 +1,10 @@
 package mcpmw_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"strconv"
 	"strings"
@@ -326,4 +328,59 @@ func TestNewArgsOfAWideObjectAllocatesOnce(t *testing.T) {
 	doc, err := json.Marshal(members)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, testing.AllocsPerRun(5, func() { mcpmw.NewArgs(doc) }), 12.0, "NewArgs: the Args, a few small slices, one of the right size, the duplicate check")
+}
+
+// TestArgErrorAnswerSaysInvalidOnce: an *ArgError about the arguments as
+// a whole is answered "Invalid arguments: <problem>", by a tool, and
+// "Invalid params: <problem>" by a prompt, not with Error's own
+// "invalid arguments: " a second time; the record keeps Error's text.
+func TestArgErrorAnswerSaysInvalidOnce(t *testing.T) {
+	t.Parallel()
+	const suffix = ". Check the tool's input schema and call it again."
+	var reg mcpmw.Registry
+	decodeInto := func(_ context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+		var v struct {
+			When time.Time `json:"when"`
+		}
+		return mcpmw.TextResult("ok"), args.Decode(&v)
+	}
+	reg.AddTools(
+		mcpmw.Tool{Name: "whole", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+			return mcpmw.ToolResult{}, &mcpmw.ArgError{Problem: "the dates are in the wrong order"}
+		}},
+		mcpmw.Tool{Name: "decodes", Permission: "read", Call: decodeInto,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"when":{"type":"string"}}}`)},
+		mcpmw.Tool{Name: "decodes_secret", Permission: "read", Call: decodeInto, Sensitive: []string{"/when"},
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"when":{"type":"string"}}}`)},
+	)
+	reg.AddPrompts(mcpmw.Prompt{Name: "p", Permission: "read",
+		Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+			return mcpmw.PromptResult{}, &mcpmw.ArgError{Problem: "the dates are in the wrong order"}
+		}})
+	a := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Logger: slog.New(slog.DiscardHandler)})
+	for i, tt := range []struct {
+		name, tool, args, want, summary string
+	}{
+		{"the tool's own", "whole", `{}`, "Invalid arguments: the dates are in the wrong order" + suffix,
+			"invalid arguments: the dates are in the wrong order"},
+		{"Decode", "decodes", `{"when":"soon"}`, `Invalid arguments: parsing time "soon" as "2006-01-02T15:04:05Z07:00": cannot parse "soon" as "2006"` + suffix,
+			`invalid arguments: parsing time "soon" as "2006-01-02T15:04:05Z07:00": cannot parse "soon" as "2006"`},
+		{"Decode, redacted", "decodes_secret", `{"when":"soon"}`, "Invalid arguments: a value could not be decoded: [redacted]" + suffix,
+			"invalid arguments: a value could not be decoded: [redacted]"},
+	} {
+		w := serve(h, modern("1", "tools/call", `"name":"`+tt.tool+`","arguments":`+tt.args))
+		got := decode(t, w)
+		require.NotNil(t, got.Result, tt.name)
+		content, _ := got.Result["content"].([]any)
+		require.Len(t, content, 1, tt.name)
+		assert.Equal(t, tt.want, content[0].(map[string]any)["text"], tt.name)
+		recs := a.records()
+		require.Len(t, recs, i+1, tt.name)
+		assert.Equal(t, tt.summary, recs[i].Summary, tt.name)
+	}
+	w := serve(h, modern("1", "prompts/get", `"name":"p"`, "Mcp-Name", "p"))
+	got := decode(t, w)
+	require.NotNil(t, got.Error)
+	assert.Equal(t, "Invalid params: the dates are in the wrong order", got.Error.Message)
 }

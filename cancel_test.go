@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -345,4 +346,54 @@ func TestLegacyCancelDoesNotReachA2026Call(t *testing.T) {
 	}
 	close(w.release["1"])
 	assert.Equal(t, map[string]string{"1": ""}, w.endings(t, 1))
+}
+
+// A legacy cancellation names its call by request id exactly, by JSON type
+// and value: neither the string "1" nor the string "n1" cancels the call
+// whose id is the number 1, on the instance running it or through the
+// Relay from another; the number 1 does. (A string id, "\u0064up" for
+// "dup", is compared as decoded: TestInflightCancelsOnlyTheSameCallerID.)
+func TestLegacyCancelMatchesTheIDsJSONType(t *testing.T) {
+	t.Parallel()
+	for _, relayed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("relayed=%v", relayed), func(t *testing.T) {
+			t.Parallel()
+			running := make(chan context.Context, 1)
+			wait := mcpmw.Method{Name: "app/wait", Handle: func(ctx context.Context, _ *mcpmw.Request) *mcpmw.Response {
+				running <- ctx
+				<-ctx.Done()
+				return mcpmw.ResultResponse(json.RawMessage(`{}`))
+			}}
+			var b bus
+			opts := &mcpmw.Options{Methods: []mcpmw.Method{wait}}
+			if relayed {
+				opts.Relay = b.join()
+			}
+			one := mcpmw.New(nil, tokenAuthn, &spy{}, opts)
+			cancels := http.Handler(one)
+			if relayed {
+				cancels = mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{Relay: b.join()})
+			}
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				one.ServeHTTP(httptest.NewRecorder(), legacy(mcpmw.Version20251125, `1`, "app/wait", ""))
+			}()
+			ctx := <-running
+			for _, id := range []string{`"1"`, `"n1"`, `"s1"`, `1`} {
+				rec := httptest.NewRecorder()
+				cancels.ServeHTTP(rec, req(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`}}`,
+					"MCP-Protocol-Version", mcpmw.Version20251125))
+				assert.Equal(t, http.StatusAccepted, rec.Code)
+				// Both ways cancel before the notification is answered.
+				if id == `1` {
+					require.Error(t, ctx.Err(), "the number 1 cancels it")
+					assert.Equal(t, "mcpmw: cancelled by the client", context.Cause(ctx).Error())
+					break
+				}
+				assert.NoError(t, ctx.Err(), "the cancellation of %s reached the call of id 1", id)
+			}
+			<-served
+		})
+	}
 }

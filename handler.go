@@ -358,7 +358,8 @@ func named(req *Request, rt route) (target string, args []byte, redact *redactio
 // admitAndCall answers a request routed to rt: -32601 for a method not
 // served, else the permission gate and the header checks for its target
 // (admitTarget), then the call. A notification has no gate: nothing can
-// be refused to it.
+// be refused to it (and one naming a request's method is not run at all:
+// see call).
 func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 	if req.IsNotification() {
 		return h.call(x, req, rt.method, nil)
@@ -379,7 +380,8 @@ func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 // method that can block is in flight while it runs, so that a
 // notifications/cancelled naming its id cancels its context, whatever the
 // method (cancels.go). A notification gets none of these: its answer is
-// a 202 (m may be nil: Dispatch accepts it).
+// a 202 (m may be nil: Dispatch accepts it), and one that names a
+// request's method is observed but not dispatched (ignoredRequest).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
 	x.info = callInfo{caller: req.Caller, clientIP: x.clientIP, method: m, target: target, params: idOf(req.Params)}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
@@ -402,6 +404,9 @@ func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) ans
 	if h.observer != nil {
 		ctx = h.observer.Serve(ctx, req, x.start)
 		x.observed = ctx
+	}
+	if resp := ignoredRequest(req); resp != nil { // no request without an id: neither middleware nor method runs it
+		return h.answerTo(req, nil, resp)
 	}
 	resp := h.dispatch.Dispatch(ctx, req)
 	if resp != nil && resp.Then != nil {

@@ -178,6 +178,18 @@ func checkLegacy(req *Request, hv string, hPresent bool) *answer {
 // fine; one that is sent must still match: a gateway that routes or
 // polices by these headers must never see one call while another runs.
 func checkRouting(req *Request, h http.Header, required bool) *answer {
+	if a := checkMethodHeader(req, h, required); a != nil {
+		return a
+	}
+	field := nameField(req.Method)
+	if field == "" {
+		return nil
+	}
+	return checkNameHeader(req, h, field, required)
+}
+
+// checkMethodHeader compares Mcp-Method with the body's method.
+func checkMethodHeader(req *Request, h http.Header, required bool) *answer {
 	mv, present, err := singleHeader(h, headerMethod)
 	switch {
 	case err != nil:
@@ -187,17 +199,25 @@ func checkRouting(req *Request, h http.Header, required bool) *answer {
 	case present && mv != req.Method:
 		return headerError("Mcp-Method header value " + quoteEcho(mv) + " does not match body method " + quoteEcho(req.Method))
 	}
-	var field string
-	switch req.Method {
+	return nil
+}
+
+// nameField is the member of params that Mcp-Name mirrors for a request
+// of method, "" for a method without one.
+func nameField(method string) string {
+	switch method {
 	case "tools/call", "prompts/get":
-		field = "name"
+		return "name"
 	case "resources/read":
-		field = "uri"
+		return "uri"
 	case "tasks/get", "tasks/update", "tasks/cancel":
-		field = "taskId"
-	default:
-		return nil
+		return "taskId"
 	}
+	return ""
+}
+
+// checkNameHeader compares Mcp-Name, decoded, with params.<field>.
+func checkNameHeader(req *Request, h http.Header, field string, required bool) *answer {
 	nv, present, err := singleHeader(h, headerName)
 	if err != nil {
 		return headerError("Mcp-Name " + err.Error())

@@ -125,7 +125,9 @@ func (h *Handler) Publish(ctx context.Context, ev Event) error {
 
 // Close ends every open subscriptions/listen stream with its result (the
 // subscription ended; the client may listen again, elsewhere) and refuses
-// new ones with 503; it stops hearing the Notifier. It stops taking tasks
+// new ones with 503; it stops hearing the Notifier. Each stream first
+// writes the notifications it had queued, within 30 s in all (a client
+// that does not take them loses them). It stops taking tasks
 // (a TaskOptional call runs as a plain one, a TaskRequired one is refused)
 // and waits up to TaskOptions.Shutdown for the tasks running here to end;
 // it then cancels the rest, which fail saying that the instance shut
@@ -237,7 +239,8 @@ func (l *listener) offer(p int) {
 	l.signal()
 }
 
-// end tells l's stream to end, writing nothing it has queued.
+// end tells l's stream to end, once it has written what it has queued
+// (nothing more is queued).
 func (l *listener) end() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -246,19 +249,16 @@ func (l *listener) end() {
 }
 
 // take appends the places waiting to dst, in order, and empties the queue;
-// ended reports that the stream must end instead.
+// ended reports that the stream must end once it has written them.
 func (l *listener) take(dst []int) (_ []int, ended bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended {
-		return dst, true
-	}
 	for _, p := range l.queue {
 		l.waiting[p] = false
 	}
 	dst = append(dst, l.queue...)
 	l.queue = l.queue[:0]
-	return dst, false
+	return dst, l.ended
 }
 
 // hears reports whether l's caller may be told about ev (see mayHear). It
@@ -430,7 +430,8 @@ func (hb *hub) takeRegistry(l *listener, dst []regChange) []regChange {
 	return dst
 }
 
-// close ends every listener and refuses new ones.
+// close ends every listener (each writes what it has queued first) and
+// refuses new ones.
 func (hb *hub) close() {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()
@@ -447,6 +448,7 @@ type listenMethods struct {
 	served      eventKinds // what the endpoint's capabilities can deliver
 	keepAlive   time.Duration
 	maxLifetime time.Duration // 0: none
+	flushWithin time.Duration // how long a stream Close ends may take to write what it has queued, in all
 	ad          *advertisement
 }
 
@@ -462,7 +464,8 @@ var listenExtends = map[string]map[string]any{
 // resources or prompts (there is nothing to listen to otherwise), and
 // reports whether it did. o has its defaults.
 func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
-	l := &listenMethods{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
+	l := &listenMethods{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0),
+		flushWithin: eventWriteTimeout, ad: h.ad}
 	for _, m := range methods {
 		switch m.Capability {
 		case "tools":
@@ -537,7 +540,7 @@ func (l *listenMethods) serve(ctx context.Context, s *stream, lis *listener, id,
 		case <-lis.wake:
 			var ended bool
 			if places, ended = l.take(lis, places[:0]); ended {
-				return l.result(id) // Close: end with the result
+				return l.closing(ctx, s, lis, id, places)
 			}
 			err = l.sendAll(ctx, s, lis, id, places)
 		case <-tick:
@@ -555,6 +558,20 @@ func (l *listenMethods) serve(ctx context.Context, s *stream, lis *listener, id,
 			return l.result(id)
 		}
 	}
+}
+
+// closing ends the stream of lis for Handler.Close: the notifications at
+// places (what was queued, or noted, before Close) are written first,
+// within flushWithin in all (each write within its own deadline too), and
+// then the result. A client that does not take them in time loses them,
+// and the stream is abandoned.
+func (l *listenMethods) closing(ctx context.Context, s *stream, lis *listener, id []byte, places []int) *Response {
+	ctx, cancel := context.WithTimeout(ctx, l.flushWithin)
+	defer cancel()
+	if err := l.sendAll(ctx, s, lis, id, places); err != nil {
+		s.abandon()
+	}
+	return l.result(id)
 }
 
 // sendAll writes the notifications at places of lis's queue.
@@ -576,14 +593,12 @@ func lifetimeOf(d time.Duration) time.Duration {
 }
 
 // take returns, appended to dst, the places of what lis is to write now,
-// or ended when it must end instead: the notifications queued for it
-// (their callers already said yes), then the kinds of registry change its
-// caller may see, which it asks here, on the stream's own goroutine.
+// and ended when it must end once they are written: the notifications
+// queued for it (their callers already said yes), then the kinds of
+// registry change its caller may see, which it asks here, on the stream's
+// own goroutine.
 func (l *listenMethods) take(lis *listener, dst []int) (_ []int, ended bool) {
 	dst, ended = lis.take(dst)
-	if ended {
-		return dst, true
-	}
 	var changes [8]regChange
 	for _, c := range l.hub.takeRegistry(lis, changes[:0]) {
 		p := listChangedPlace(c.kind)
@@ -591,7 +606,7 @@ func (l *listenMethods) take(lis *listener, dst []int) (_ []int, ended bool) {
 			dst = append(dst, p)
 		}
 	}
-	return dst, false
+	return dst, ended
 }
 
 // mayHear reports whether caller may be told about a change guarded by

@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -72,4 +73,38 @@ func TestListenResultIsSizedOnce(t *testing.T) {
 	assert.EqualValues(t, 2, allocs)
 	assert.JSONEq(t, `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"a-request-id-of-some-length",`+
 		`"io.modelcontextprotocol/serverInfo":{"name":"a-server-with-a-long-name","version":"1.2.3"}}}`, string(resp.Result))
+}
+
+// A stream that Close ends writes what was queued within flushWithin in
+// all: a client that has stopped reading loses it, and the stream ends
+// with its result, abandoned, instead of holding a shutdown open.
+func TestListenClosingIsBounded(t *testing.T) {
+	t.Parallel()
+	ad := newAdvertisement(Implementation{Name: "s", Version: "1"}, "", &[revisionCount][]declaredCapability{}, 0)
+	l := &listenMethods{ad: ad, flushWithin: 50 * time.Millisecond}
+	lis := newListener(everything{}, kindToolsChanged|kindPromptsChanged, nil)
+	w := newDeadlineWriter()
+	w.block = true // a client that does not read: each write waits for a past deadline
+	s := &stream{w: w, token: []byte(`1`)}
+	done := make(chan *Response, 1)
+	go func() { done <- l.closing(context.Background(), s, lis, []byte(`"q"`), []int{0, 2}) }()
+	select {
+	case resp := <-done:
+		assert.Contains(t, string(resp.Result), `/subscriptionId":"q"`, "the result")
+	case <-time.After(4 * time.Second): // the writer's own fallback is 5 s a write
+		t.Fatal("closing waited for the client past flushWithin")
+	}
+	_, writes := w.recorded()
+	assert.Equal(t, 1, writes, "the first write failed at the bound; nothing more was tried")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.True(t, s.done, "the stream is abandoned")
+
+	// A client that reads gets it all, then the result.
+	w = newDeadlineWriter()
+	s = &stream{w: w, token: []byte(`1`)}
+	l.closing(context.Background(), s, lis, []byte(`"q"`), []int{0, 2})
+	_, writes = w.recorded()
+	assert.Equal(t, 2, writes)
+	assert.False(t, s.done)
 }

@@ -1184,3 +1184,42 @@ func TestListenDispatchedWithoutItsStream(t *testing.T) {
 	assert.Equal(t, mcpmw.CodeInternalError, recs[0].ErrorCode)
 	assert.Contains(t, logs.String(), "dispatched without its stream")
 }
+
+// TestListenCloseDeliversWhatWasQueued: Close ends a stream only once it
+// has written what was queued for it before Close (published events and
+// Registry changes), then the result.
+func TestListenCloseDeliversWhatWasQueued(t *testing.T) {
+	t.Parallel()
+	reg := &mcpmw.Registry{}
+	reg.AddTools(testTools()...)
+	a := &spy{}
+	h := mcpmw.New(reg, listenAuthn, a, &mcpmw.Options{ListenKeepAlive: -1, Methods: listMethods()})
+	w, done := stuckListen(t, h, "reader", `"q"`, `{"toolsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["db://orders/7"]}`,
+		mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"})
+	require.NoError(t, h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ResourcesListChanged, Permission: "read"}))
+	require.NoError(t, h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ResourceUpdated, URI: "db://orders/7", Permission: "read"}))
+	reg.AddTools(mcpmw.Tool{Name: "late", Permission: "read", Call: testTools()[0].Call}) // a Registry change, noted for the stream
+	h.Close()
+	close(w.release) // the client reads again, after Close
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end")
+	}
+	var methods []string
+	for _, frame := range strings.Split(strings.TrimSpace(w.String()), "\n\n") {
+		var msg struct {
+			Method string
+			Result *struct{ ResultType string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(frame, "event: message\ndata: ")), &msg), frame)
+		if msg.Result != nil {
+			methods = append(methods, "result "+msg.Result.ResultType)
+			continue
+		}
+		methods = append(methods, msg.Method)
+	}
+	assert.Equal(t, []string{"notifications/subscriptions/acknowledged", mcpmw.ToolsListChanged,
+		mcpmw.ResourcesListChanged, mcpmw.ResourceUpdated, mcpmw.ToolsListChanged, "result complete"}, methods)
+	require.Len(t, a.records(), 1)
+}

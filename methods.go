@@ -20,6 +20,12 @@ import (
 //
 // A request for a method the table does not have, or on a revision that
 // does not have it, is answered -32601 before any middleware sees it.
+//
+// A Method named "notifications/…" handles notifications (messages
+// without an id); any other handles requests. A message without an id
+// that names a request's method (tools/call, or an application's
+// "app/sync") is not a request: neither the method nor any middleware
+// runs it, and it is answered 202 and recorded as ignored.
 type Method struct {
 	// Name is the JSON-RPC method, e.g. "resources/list".
 	Name string
@@ -304,6 +310,9 @@ func notServed(req *Request, m *Method) *Response {
 // here, whose handler then finds and gates its target itself (see
 // gatedTarget): nothing the gate checked holds for another method.
 func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
+	if resp := ignoredRequest(req); resp != nil { // a middleware's own, say: the handler stops the client's
+		return resp
+	}
 	if info := callFrom(ctx); info != nil && info.method != nil && info.method.Name == req.Method {
 		return info.method.Handle(ctx, req)
 	}
@@ -461,4 +470,22 @@ func methodNotFound(req *Request, why string) *Response {
 // accepted is the Response to a notification or client response: 202.
 func accepted(summary string) *Response {
 	return &Response{Outcome: OutcomeAccepted, Summary: summary}
+}
+
+// isNotificationMethod reports whether the method name is a notification's:
+// the protocol names every one "notifications/…" (notifications/cancelled,
+// notifications/initialized). Every other method is a request's.
+func isNotificationMethod(name string) bool { return strings.HasPrefix(name, "notifications/") }
+
+// ignoredRequest is the answer to req when it names a request's method
+// (tools/call, prompts/get, an application's "app/sync") but has no id:
+// it is not a request, so nothing runs it (neither the method nor any
+// middleware, nor the permission gate: there is nothing to refuse), and
+// as a notification the server does not handle it is accepted (202) and
+// recorded as ignored. It is nil for anything else.
+func ignoredRequest(req *Request) *Response {
+	if !req.IsNotification() || isNotificationMethod(req.Method) {
+		return nil
+	}
+	return accepted("ignored: " + capEcho(req.Method) + " sent as a notification (no id); a request needs an id, and nothing ran")
 }

@@ -135,39 +135,135 @@ func TestLifetimeStreamRecordsWhenTheStreamOpens(t *testing.T) {
 		assert.Equal(t, http.StatusInternalServerError, w.Code, w.Body.String())
 		assert.NotContains(t, w.Body.String(), "ran", "Then does not run")
 	}
-	// A notification has no stream: a Then in answer to one is a mistake.
+	// Sent as a notification, a request's method is not run at all.
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"watch/things","params":{`+meta26+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "watch/things"))
-	assert.Equal(t, http.StatusInternalServerError, w.Code, w.Body.String())
-	assert.NotContains(t, w.Body.String(), "opened")
+	assert.Equal(t, http.StatusAccepted, w.Code, w.Body.String())
+	assert.Empty(t, w.Body.String())
 	h.Close()
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, modern("4", "watch/things", ""))
 	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
-	assert.EqualValues(t, 3, handled.Load(), "406 and 503 come before Handle")
+	assert.EqualValues(t, 2, handled.Load(), "406 and 503 come before Handle; a notification never reaches it")
 }
 
-// A notification gets no event stream, whatever its method may do: a
-// tools/call sent as a notification, with a progress token, whose tool
-// reports progress, is answered 202 with nothing to read.
-func TestANotificationNeverStreams(t *testing.T) {
+// TestRequestSentAsNotificationIsNotRun: a message without an id that
+// names a request's method (tools/call, prompts/get, resources/read,
+// an application's own) is no request: nothing runs it, neither the
+// method nor a middleware, on any revision, whatever its permission or
+// headers; it is answered 202 with no body, and recorded once, as
+// ignored. A notification's own method (notifications/*) still runs.
+func TestRequestSentAsNotificationIsNotRun(t *testing.T) {
 	t.Parallel()
+	var ran atomic.Int32
 	var reg mcpmw.Registry
-	ran := make(chan error, 1)
 	reg.AddTools(mcpmw.Tool{Name: "prog", Permission: "read", Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
-		ran <- mcpmw.Progress(ctx, 1, 2, "half")
+		ran.Add(1)
+		mcpmw.Progress(ctx, 1, 2, "half")
+		return mcpmw.TextResult("done"), nil
+	}}, mcpmw.Tool{Name: "admin_only", Permission: "write", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		ran.Add(1)
 		return mcpmw.TextResult("done"), nil
 	}})
-	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"prog","_meta":{"progressToken":1}}}`, "MCP-Protocol-Version", mcpmw.Version20251125))
-	assert.Equal(t, http.StatusAccepted, w.Code)
-	assert.Empty(t, w.Body.String())
-	assert.NotEqual(t, "text/event-stream", w.Header().Get("Content-Type"))
-	select {
-	case err := <-ran:
-		assert.NoError(t, err, "Progress without a stream does nothing")
-	default:
-		t.Fatal("the tool did not run")
+	reg.AddPrompts(mcpmw.Prompt{Name: "p", Permission: "read", Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+		ran.Add(1)
+		return mcpmw.PromptResult{Messages: []mcpmw.PromptMessage{mcpmw.UserMessage(mcpmw.TextContent("hi"))}}, nil
+	}})
+	reg.AddResources(mcpmw.Resource{URI: "db://r", Name: "r", Permission: "read", Read: func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) {
+		ran.Add(1)
+		return []mcpmw.ResourceContents{{URI: "db://r", Text: "x"}}, nil
+	}})
+	app := mcpmw.Method{Name: "app/sync", Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response {
+		ran.Add(1)
+		return mcpmw.ResultResponse(map[string]any{})
+	}}
+	var notified atomic.Int32
+	note := mcpmw.Method{Name: "notifications/app", Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response {
+		notified.Add(1)
+		return mcpmw.ResultResponse(map[string]any{})
+	}}
+	var seen atomic.Int32
+	spyMW := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			seen.Add(1)
+			return next.Dispatch(ctx, req)
+		})
 	}
+	a := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, a, &mcpmw.Options{Methods: []mcpmw.Method{app, note}, Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{spyMW}})
+	legacyN := func(method, params string) *http.Request {
+		return req(`{"jsonrpc":"2.0","method":"`+method+`","params":{`+params+`}}`, "MCP-Protocol-Version", mcpmw.Version20251125)
+	}
+	modernN := func(method, params string, hdr ...string) *http.Request {
+		return req(`{"jsonrpc":"2.0","method":"`+method+`","params":{`+params+`,`+meta26+`}}`,
+			append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", method}, hdr...)...)
+	}
+	for i, tt := range []struct {
+		name   string
+		r      *http.Request
+		method string
+	}{
+		{"tools/call, legacy, with a progress token", legacyN("tools/call", `"name":"prog","_meta":{"progressToken":1}`), "tools/call"},
+		{"tools/call, modern", modernN("tools/call", `"name":"prog"`, "Mcp-Name", "prog"), "tools/call"},
+		{"tools/call of a tool the caller may not use", legacyN("tools/call", `"name":"admin_only"`), "tools/call"},
+		{"prompts/get", legacyN("prompts/get", `"name":"p"`), "prompts/get"},
+		{"prompts/get, modern", modernN("prompts/get", `"name":"p"`, "Mcp-Name", "p"), "prompts/get"},
+		{"resources/read", legacyN("resources/read", `"uri":"db://r"`), "resources/read"},
+		{"an application's method", legacyN("app/sync", `"x":1`), "app/sync"},
+		{"an unknown method", legacyN("nope/nothing", `"x":1`), "nope/nothing"},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, tt.r)
+		assert.Equal(t, http.StatusAccepted, w.Code, "%s: %s", tt.name, w.Body.String())
+		assert.Empty(t, w.Body.String(), tt.name)
+		assert.NotEqual(t, "text/event-stream", w.Header().Get("Content-Type"), tt.name)
+		recs := a.records()
+		require.Len(t, recs, i+1, "%s: one record", tt.name)
+		rec := recs[i]
+		assert.Equal(t, mcpmw.OutcomeAccepted, rec.Outcome, tt.name)
+		assert.Equal(t, "ignored: "+tt.method+" sent as a notification (no id); a request needs an id, and nothing ran", rec.Summary, tt.name)
+		assert.Equal(t, 202, rec.Status, tt.name)
+	}
+	// A routing header that contradicts the body is refused as for any
+	// POST (4xx, as the transport allows for a notification): nothing runs.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, modernN("tools/call", `"name":"prog"`, "Mcp-Name", "other"))
+	assert.Equal(t, http.StatusBadRequest, w.Code)
+	assert.Zero(t, ran.Load(), "no tool, prompt, resource or method ran")
+	assert.Zero(t, seen.Load(), "no middleware saw them")
+
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, legacyN("notifications/app", `"x":1`))
+	assert.Equal(t, http.StatusAccepted, w.Code)
+	assert.EqualValues(t, 1, notified.Load(), "a notification's own method runs")
+	assert.EqualValues(t, 1, seen.Load(), "through the middleware")
+}
+
+// A middleware that dispatches a request of its own without an id gets
+// the same answer: nothing runs it.
+func TestDispatchIgnoresARequestMethodWithoutAnID(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	var reg mcpmw.Registry
+	reg.AddTools(mcpmw.Tool{Name: "t", Permission: "read", Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		ran.Add(1)
+		return mcpmw.TextResult("done"), nil
+	}})
+	var got *mcpmw.Response
+	strip := func(next mcpmw.Dispatcher) mcpmw.Dispatcher {
+		return mcpmw.DispatcherFunc(func(ctx context.Context, req *mcpmw.Request) *mcpmw.Response {
+			own := *req
+			own.ID = nil
+			got = next.Dispatch(ctx, &own)
+			return next.Dispatch(ctx, req)
+		})
+	}
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Middleware: []func(mcpmw.Dispatcher) mcpmw.Dispatcher{strip}})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, legacy(mcpmw.Version20251125, "1", "tools/call", `"name":"t"`))
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.EqualValues(t, 1, ran.Load(), "the request ran once, its id-less copy not at all")
+	require.NotNil(t, got)
+	assert.Equal(t, mcpmw.OutcomeAccepted, got.Outcome)
+	assert.Contains(t, got.Summary, "ignored: tools/call sent as a notification")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -300,4 +301,56 @@ func TestRequiredClientCapabilities(t *testing.T) {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, legacy("2025-11-25", "1", "tools/call", `"name":"ask"`))
 	assert.Equal(t, 200, w.Code, "legacy requests carry no capabilities to check")
+}
+
+// TestSensitivePointerCoversParamHeadersInside: a Sensitive pointer covers
+// everything inside what it names, so an Mcp-Param-* header that mirrors
+// /card/number is never quoted when /card, /card/* or /* is sensitive:
+// not in the mismatch error, not in the record. A header of an argument
+// no pointer covers is quoted, so the test is not vacuous.
+func TestSensitivePointerCoversParamHeadersInside(t *testing.T) {
+	t.Parallel()
+	const schema = `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
+		`"card":{"type":"object","properties":{"number":{"type":"string","x-mcp-header":"Card-Number"},` +
+		`"cvc":{"type":"object","properties":{"code":{"type":"integer","x-mcp-header":"Cvc"}}}}}}}`
+	const secret, code = "hdr-s3cr3t-4111", "987654"
+	for _, tt := range []struct {
+		name      string
+		sensitive []string
+		quoted    bool // the card's headers are quoted
+	}{
+		{"the parent", []string{"/card"}, false},
+		{"every member of the parent", []string{"/card/*"}, false},
+		{"every argument", []string{"/*"}, false},
+		{"another member only", []string{"/region"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			reg.AddTools(mcpmw.Tool{Name: "pay", Permission: "read", Call: noop, InputSchema: json.RawMessage(schema), Sensitive: tt.sensitive})
+			a := &spy{}
+			h := mcpmw.New(&reg, tokenAuthn, a, nil)
+			for i, hdr := range [][]string{
+				{"Mcp-Param-Card-Number", secret, "Mcp-Param-Cvc", "1"},
+				{"Mcp-Param-Card-Number", "4111", "Mcp-Param-Cvc", code},
+			} {
+				r := modern("1", "tools/call", `"name":"pay","arguments":{"card":{"number":"4111","cvc":{"code":1}}}`, hdr...)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				ans := decode(t, w)
+				require.Equal(t, 400, w.Code, w.Body.String())
+				require.NotNil(t, ans.Error)
+				recs := a.records()
+				require.Len(t, recs, i+1)
+				shown := hdr[1]
+				if i == 1 {
+					shown = hdr[3]
+				}
+				assert.Contains(t, ans.Error.Message, "does not match arguments.card.")
+				assert.Equal(t, tt.quoted, strings.Contains(ans.Error.Message, shown), "the answer: %s", ans.Error.Message)
+				assert.Equal(t, tt.quoted, strings.Contains(recs[i].Summary, shown), "the record: %s", recs[i].Summary)
+				assert.NotContains(t, string(recs[i].Arguments), shown)
+			}
+		})
+	}
 }

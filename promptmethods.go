@@ -134,9 +134,8 @@ func promptError(prompt string, redact bool, err error) *Response {
 	var ke *AskError
 	switch {
 	case errors.As(err, &ae):
-		text := ae.text(redact)
-		resp := ErrorResponse(CodeInvalidParams, "Invalid params: "+text)
-		resp.Target, resp.Summary = prompt, capEcho(text)
+		resp := ErrorResponse(CodeInvalidParams, "Invalid params: "+ae.detail(redact))
+		resp.Target, resp.Summary = prompt, capEcho(ae.text(redact))
 		return resp
 	case errors.As(err, &je):
 		return &Response{Error: je, Target: prompt, Summary: capEcho(je.Message)}

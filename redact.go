@@ -23,6 +23,14 @@ import (
 // pointers are compiled here once, at registration, and a record's
 // arguments are redacted when the record is made: a tool without sensitive
 // arguments pays nothing.
+//
+// Redaction does not depend on the client spelling a name right. Where a
+// pointer leads (the arguments object, and each object and array on the
+// way to what a pointer names), a member that no pointer reaches and that
+// the input schema does not name there is redacted whole, as is an element
+// it does not cover, and a value of the wrong shape for the pointer to go
+// on into: the rule is on Tool.Sensitive, and what the schema names is in
+// redactschema.go.
 
 // redactedText stands in for a sensitive value in a message; redactedJSON
 // in the arguments of a record.
@@ -35,8 +43,9 @@ const (
 // reference tokens with RFC 6901's escapes undone, where "*" matches any
 // member of an object and any element of an array.
 type redaction struct {
-	paths [][]string
-	all   []int // the index of every path: where a walk of the arguments starts
+	paths  [][]string
+	all    []int         // the index of every path: where a walk of the arguments starts
+	schema []*schemaNode // the input schema, for what it names (redactschema.go); nil if none
 }
 
 // compileSensitive compiles the Sensitive pointers of tool, whose input
@@ -52,6 +61,9 @@ func compileSensitive(tool string, pointers []string, schema []byte) *redaction 
 	dec.UseNumber()
 	_ = dec.Decode(&root) // prepare has checked it is a JSON object
 	r := &redaction{}
+	if n := compileSchemaNodes(root, root, map[uintptr]*schemaNode{}); n != nil {
+		r.schema = []*schemaNode{n}
+	}
 	for _, p := range pointers {
 		toks, err := parsePointer(p)
 		if err != nil {
@@ -246,7 +258,11 @@ func localRef(root any, ref string) (any, bool) {
 // wrong shape is not recorded either. Member names are matched to the
 // pointers decoded and case-insensitively, so "Password" and
 // "\u0070assword" are redacted with "password", and every copy of a
-// repeated member is; a redacted member is named as decoded (the auditor
+// repeated member is. Where a pointer leads (the arguments object, and
+// each object and array on the way to what it names), a member or element
+// that no pointer reaches and the input schema does not name there is
+// replaced whole too: a misspelt "apiKey" sent for "api_key" (see
+// Tool.Sensitive). A redacted member is named as decoded (the auditor
 // reads "password", however it was spelt), the others as sent. raw is
 // returned as it is when r is nil or raw is empty; anything that is not
 // valid JSON is redacted whole.
@@ -258,57 +274,75 @@ func (r *redaction) arguments(raw json.RawMessage) json.RawMessage {
 	if !json.Valid(raw) {
 		return json.RawMessage(redactedJSON)
 	}
-	return r.value(make([]byte, 0, len(raw)), raw, r.all, 0)
+	return r.value(make([]byte, 0, len(raw)), raw, r.all, 0, r.schema)
 }
 
 // value appends v, reached by the paths in active (their first depth
-// tokens matched), with what they name redacted.
-func (r *redaction) value(dst, v []byte, active []int, depth int) []byte {
+// tokens matched) and described by schemas, with what they name redacted,
+// and what neither they nor the schemas name.
+func (r *redaction) value(dst, v []byte, active []int, depth int, schemas []*schemaNode) []byte {
 	switch jsonwire.KindOf(v) {
 	case jsonwire.KindNull:
 		return append(dst, v...)
 	case jsonwire.KindObject:
-		dst = append(dst, '{')
-		it, _ := jsonwire.IterMembers(v)
-		n := 0
-		for m, more := it.Next(); more; m, more = it.Next() {
-			if n++; n > 1 {
-				dst = append(dst, ',')
-			}
-			name := m.Name()
-			next, leaf := r.match(active, depth, name, false)
-			if leaf && jsonwire.KindOf(m.Value) != jsonwire.KindNull {
-				// Named as decoded: the value is not as sent anyway, and a
-				// reader finds "password" however the client spelt it.
-				dst = append(jsonwire.AppendString(dst, name), ':')
-				dst = append(dst, redactedJSON...)
-				continue
-			}
-			dst = append(dst, '"')
-			dst = append(dst, m.Key...)
-			dst = append(dst, '"', ':')
-			dst = r.child(dst, m.Value, next, leaf, depth)
-		}
-		return append(dst, '}')
+		return r.object(dst, v, active, depth, expand(schemas))
 	case jsonwire.KindArray:
-		if !r.indexes(active, depth) {
-			break
+		if r.indexes(active, depth) {
+			return r.array(dst, v, active, depth, expand(schemas))
 		}
-		dst = append(dst, '[')
-		for i, n := jsonwire.SkipSpace(v, 1), 0; i < len(v) && v[i] != ']'; n++ {
-			end := jsonwire.ValueEnd(v, i)
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			next, leaf := r.match(active, depth, strconv.Itoa(n), true)
-			dst = r.child(dst, v[i:end], next, leaf, depth)
-			if i = jsonwire.SkipSpace(v, end); i < len(v) && v[i] == ',' {
-				i = jsonwire.SkipSpace(v, i+1)
-			}
-		}
-		return append(dst, ']')
 	}
 	return append(dst, redactedJSON...) // a pointer cannot go on into it
+}
+
+// object appends the object v for value: each member a path ends at, or
+// that no path goes on into and nodes do not name, redacted.
+func (r *redaction) object(dst, v []byte, active []int, depth int, nodes []*schemaNode) []byte {
+	dst = append(dst, '{')
+	it, _ := jsonwire.IterMembers(v)
+	n := 0
+	for m, more := it.Next(); more; m, more = it.Next() {
+		if n++; n > 1 {
+			dst = append(dst, ',')
+		}
+		name := m.Name()
+		next, leaf := r.match(active, depth, name, false)
+		children, named := member(nodes, name, len(next) > 0)
+		if (leaf || !named && len(next) == 0) && jsonwire.KindOf(m.Value) != jsonwire.KindNull {
+			// Named as decoded: the value is not as sent anyway, and a
+			// reader finds "password" however the client spelt it.
+			dst = append(jsonwire.AppendString(dst, name), ':')
+			dst = append(dst, redactedJSON...)
+			continue
+		}
+		dst = append(dst, '"')
+		dst = append(dst, m.Key...)
+		dst = append(dst, '"', ':')
+		dst = r.child(dst, m.Value, next, leaf, depth, children)
+	}
+	return append(dst, '}')
+}
+
+// array appends the array v for value: each element a path ends at, or
+// that no path goes on into and nodes do not cover, redacted.
+func (r *redaction) array(dst, v []byte, active []int, depth int, nodes []*schemaNode) []byte {
+	dst = append(dst, '[')
+	for i, n := jsonwire.SkipSpace(v, 1), 0; i < len(v) && v[i] != ']'; n++ {
+		end := jsonwire.ValueEnd(v, i)
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		next, leaf := r.match(active, depth, strconv.Itoa(n), true)
+		children, named := element(nodes, n, len(next) > 0)
+		if !leaf && !named && len(next) == 0 && jsonwire.KindOf(v[i:end]) != jsonwire.KindNull {
+			dst = append(dst, redactedJSON...)
+		} else {
+			dst = r.child(dst, v[i:end], next, leaf, depth, children)
+		}
+		if i = jsonwire.SkipSpace(v, end); i < len(v) && v[i] == ',' {
+			i = jsonwire.SkipSpace(v, i+1)
+		}
+	}
+	return append(dst, ']')
 }
 
 // match returns the paths of active that go on past the member or element
@@ -328,16 +362,16 @@ func (r *redaction) match(active []int, depth int, tok string, index bool) (next
 	return next, leaf
 }
 
-// child appends the member or element v at depth+1 that the paths in next
-// go on into, or that one ends at (leaf).
-func (r *redaction) child(dst, v []byte, next []int, leaf bool, depth int) []byte {
+// child appends the member or element v at depth+1, described by
+// schemas, that the paths in next go on into, or that one ends at (leaf).
+func (r *redaction) child(dst, v []byte, next []int, leaf bool, depth int, schemas []*schemaNode) []byte {
 	switch {
 	case leaf && jsonwire.KindOf(v) != jsonwire.KindNull:
 		return append(dst, redactedJSON...)
 	case leaf || len(next) == 0:
 		return append(dst, v...)
 	}
-	return r.value(dst, v, next, depth+1)
+	return r.value(dst, v, next, depth+1, schemas)
 }
 
 // indexes reports whether one of the paths in active can name an element
@@ -376,13 +410,23 @@ func (r *redaction) covers(path []string) bool {
 }
 
 // toolRedaction returns the redaction of the tool registered under name,
-// nil when it has no sensitive arguments, is not registered, or r is nil.
+// nil when it has no sensitive arguments or r is nil. A name no tool has
+// gets unknownToolRedaction when some tool has sensitive arguments: a
+// misspelt tool name says nothing of what its arguments hold.
 func (r *Registry) toolRedaction(name string) *redaction {
 	if r == nil {
 		return nil
 	}
-	if e := r.table().byKey[name]; e != nil {
+	tab := r.table()
+	if e := tab.byKey[name]; e != nil {
 		return e.redact
+	}
+	if tab.sensitive {
+		return unknownToolRedaction
 	}
 	return nil
 }
+
+// unknownToolRedaction redacts every argument ("/*") of a call naming no
+// tool, each member named and its value "[redacted]".
+var unknownToolRedaction = &redaction{paths: [][]string{{"*"}}, all: []int{0}}

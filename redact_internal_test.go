@@ -1,6 +1,7 @@
 package mcpmw
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -27,16 +28,16 @@ func TestRedactionArguments(t *testing.T) {
 		{"any kind of value", `{"password":{"a":[1]},"a":true}`, `{"password":"[redacted]","a":true}`},
 		{"nested member", `{"card":{"number":"4111","exp":"12/30"}}`, `{"card":{"number":"[redacted]","exp":"12/30"}}`},
 		{"every element", `{"tokens":["a","b",null]}`, `{"tokens":["[redacted]","[redacted]",null]}`},
-		{"one element", `{"rows":[{"cvc":"1"},{"cvc":"2","x":3},{"cvc":"3"}]}`, `{"rows":[{"cvc":"1"},{"cvc":"[redacted]","x":3},{"cvc":"3"}]}`},
+		{"one element", `{"rows":[{"cvc":"1","x":3},{"cvc":"2"},{"cvc":"3"}]}`, `{"rows":[{"cvc":"1","x":3},{"cvc":"[redacted]"},{"cvc":"3"}]}`},
 		{"every member of a map", `{"env":{"A":"1","B":{"c":2}}}`, `{"env":{"A":"[redacted]","B":"[redacted]"}}`},
 		{"array in array", `{"pairs":[["k","v"],["k2"],[]]}`, `{"pairs":[["[redacted]","v"],["[redacted]"],[]]}`},
 		{"escaped pointer tokens", `{"a/b":1,"m~n":2,"a":3}`, `{"a/b":"[redacted]","m~n":"[redacted]","a":3}`},
 		{"a scalar where an object was named", `{"card":"4111","card":12,"card":true,"card":null}`, `{"card":"[redacted]","card":"[redacted]","card":"[redacted]","card":null}`},
 		{"an array where a member was named", `{"card":["4111"]}`, `{"card":"[redacted]"}`},
 		{"an object where an element was named", `{"tokens":{"0":"a","x":"b"}}`, `{"tokens":{"0":"[redacted]","x":"[redacted]"}}`},
-		{"an index token reads an object's member too", `{"rows":{"1":{"cvc":"2"},"01":{"cvc":"3"}}}`, `{"rows":{"1":{"cvc":"[redacted]"},"01":{"cvc":"3"}}}`},
+		{"an index token reads an object's member too", `{"rows":{"1":{"cvc":"2"}}}`, `{"rows":{"1":{"cvc":"[redacted]"}}}`},
 		{"an index token does not fold", `{"rows":[{"cvc":"1"}]}`, `{"rows":[{"cvc":"1"}]}`},
-		{"untouched", `{"a":"x","b":{"password":"y"}}`, `{"a":"x","b":{"password":"y"}}`},
+		{"untouched", `{"a":{"x":"y","password":"z"},"tokens":null}`, `{"a":{"x":"y","password":"z"},"tokens":null}`},
 		{"empty object", `{}`, `{}`},
 		{"null arguments", `null`, `null`},
 		{"a string", `"4111"`, `"[redacted]"`},
@@ -60,8 +61,10 @@ func TestRedactionArrayRoot(t *testing.T) {
 	t.Parallel()
 	// Arguments are an object, but a pointer that indexes the root still
 	// reads an array there.
-	r := &redaction{paths: [][]string{{"1"}}, all: []int{0}}
+	r := compileSensitive("t", []string{"/1"}, []byte(`{"items":{}}`))
 	assert.Equal(t, `[0,"[redacted]",2]`, string(r.arguments(json.RawMessage(`[0, 1 ,2]`))))
+	r = compileSensitive("t", []string{"/1"}, []byte(`{"prefixItems":[{},{}],"items":false}`))
+	assert.Equal(t, `[0,"[redacted]","[redacted]"]`, string(r.arguments(json.RawMessage(`[0, 1 ,2]`))), "an element the schema does not name")
 	r = &redaction{paths: [][]string{{"*"}}, all: []int{0}}
 	assert.Equal(t, `["[redacted]","[redacted]"]`, string(r.arguments(json.RawMessage(`[0,1]`))))
 }
@@ -167,7 +170,7 @@ func TestSensitivePointerCycles(t *testing.T) {
 
 func TestRedactionCovers(t *testing.T) {
 	t.Parallel()
-	r := &redaction{paths: [][]string{{"password"}, {"card", "*"}, {"deep", "a", "b"}}}
+	r := &redaction{paths: [][]string{{"password"}, {"card", "*"}, {"deep", "a", "b"}, {"wallet"}}}
 	for _, tc := range []struct {
 		path []string
 		want bool
@@ -180,6 +183,10 @@ func TestRedactionCovers(t *testing.T) {
 		{[]string{"deep", "a", "b"}, true},
 		{[]string{"deep", "x", "b"}, false},
 		{[]string{"user"}, false},
+		{[]string{"wallet", "number"}, true}, // inside what a pointer names
+		{[]string{"Wallet", "a", "b"}, true},
+		{[]string{"card", "number", "digits"}, true},
+		{[]string{"walle"}, false},
 	} {
 		assert.Equal(t, tc.want, r.covers(tc.path), "%v", tc.path)
 	}
@@ -224,4 +231,86 @@ func TestSealedStateCarriesNoArgumentDigest(t *testing.T) {
 	assert.NotContains(t, string(blob), "hunter2")
 	assert.NotContains(t, s, "hunter2")
 	assert.Len(t, blob, stateOverhead+len("round 2"), "header, nonce, ciphertext and tag: nothing else")
+}
+
+// unnamedSchema declares what TestRedactionUnnamedMembers sends, through
+// each keyword that names a member or an element.
+const unnamedSchema = `{"type":"object","properties":{"api_key":{"type":"string"},"user":{"type":"string"},` +
+	`"card":{"type":"object","properties":{"number":{"type":"string"},"exp":{"type":"string"}},"additionalProperties":false},` +
+	`"conf":{"type":"object","properties":{"token":{}},"additionalProperties":{"type":"string"}},` +
+	`"vault":{"type":"object","properties":{"key":{}},"patternProperties":{"^note_":{},"(?<=x)y":{}}},` +
+	`"ref":{"$ref":"#/$defs/cred"},"either":{"anyOf":[{"properties":{"pin":{}}},{"properties":{"hint":{}}}]},` +
+	`"pair":{"type":"array","prefixItems":[{"type":"string"},{"type":"string"}],"items":false},` +
+	`"rows":{"type":"array","items":{"type":"object","properties":{"cvc":{},"label":{}}}},` +
+	`"deny":false},` +
+	`"$defs":{"cred":{"allOf":[{"properties":{"pin":{}}},{"properties":{"label":{}}}]}}}`
+
+// TestRedactionUnnamedMembers: where a Sensitive pointer leads, a member
+// or element the input schema does not name is redacted whole, so a
+// misspelt secret is not recorded; off those paths the arguments are
+// recorded as sent.
+func TestRedactionUnnamedMembers(t *testing.T) {
+	t.Parallel()
+	r := compileSensitive("t", []string{"/api_key", "/card/number", "/conf/token", "/vault/key", "/ref/pin", "/either/pin",
+		"/pair/0", "/rows/*/cvc"}, []byte(unnamedSchema))
+	for _, tc := range []struct{ name, in, want string }{
+		{"misspelt at the top", `{"apiKey":"s","user":"ann"}`, `{"apiKey":"[redacted]","user":"ann"}`},
+		{"misspelt, named as decoded", `{"api\u004bey":"s"}`, `{"apiKey":"[redacted]"}`},
+		{"a case twin of a declared member", `{"User":"s","user":"ann"}`, `{"User":"[redacted]","user":"ann"}`},
+		{"a case twin of the sensitive one", `{"API_KEY":"s"}`, `{"API_KEY":"[redacted]"}`},
+		{"an unnamed null holds nothing", `{"apiKey":null}`, `{"apiKey":null}`},
+		{"misspelt nested", `{"card":{"nubmer":"4111","exp":"12/30"}}`, `{"card":{"nubmer":"[redacted]","exp":"12/30"}}`},
+		{"misspelt parent", `{"crad":{"number":"4111"}}`, `{"crad":"[redacted]"}`},
+		{"under a case twin of the parent", `{"Card":{"number":"4111","exp":"12/30"}}`, `{"Card":{"number":"[redacted]","exp":"[redacted]"}}`},
+		{"additionalProperties admits, names nothing", `{"conf":{"token":"t","tokne":"s"}}`, `{"conf":{"token":"[redacted]","tokne":"[redacted]"}}`},
+		{"patternProperties names", `{"vault":{"key":"k","note_1":"n","notes":"s","xy":"s"}}`,
+			`{"vault":{"key":"[redacted]","note_1":"n","notes":"[redacted]","xy":"[redacted]"}}`},
+		{"through $ref and allOf", `{"ref":{"pin":1,"label":"l","lable":"s"}}`, `{"ref":{"pin":"[redacted]","label":"l","lable":"[redacted]"}}`},
+		{"through anyOf, either branch", `{"either":{"pin":1,"hint":"h","hnit":"s"}}`, `{"either":{"pin":"[redacted]","hint":"h","hnit":"[redacted]"}}`},
+		{"an element beyond the tuple", `{"pair":["k","v","s"]}`, `{"pair":["[redacted]","v","[redacted]"]}`},
+		{"an element off the pointer, named by items", `{"rows":[{"cvc":"1","label":"a","lable":"s"},{"cvc":"2"}]}`,
+			`{"rows":[{"cvc":"[redacted]","label":"a","lable":"[redacted]"},{"cvc":"[redacted]"}]}`},
+		{"a property whose schema is false names nothing", `{"deny":"s"}`, `{"deny":"[redacted]"}`},
+		{"a wrong type where an object was expected", `{"card":"4111","conf":["s"],"ref":7}`, `{"card":"[redacted]","conf":"[redacted]","ref":"[redacted]"}`},
+		{"an object where an array was expected", `{"pair":{"0":"k","1":"s"}}`, `{"pair":{"0":"[redacted]","1":"[redacted]"}}`},
+		{"off every path, as sent", `{"user":{"apiKey":"s"}}`, `{"user":{"apiKey":"s"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := r.arguments(json.RawMessage(tc.in))
+			assert.Equal(t, tc.want, string(got))
+			assert.True(t, json.Valid(got), "valid JSON")
+		})
+	}
+}
+
+// TestRedactionSchemaCycle: a recursive schema (a $ref to an ancestor)
+// is compiled once per subschema, and names members at every depth.
+func TestRedactionSchemaCycle(t *testing.T) {
+	t.Parallel()
+	schema := `{"type":"object","properties":{"secret":{},"next":{"$ref":"#"}}}`
+	r := compileSensitive("t", []string{"/next/next/secret"}, []byte(schema))
+	assert.Equal(t, `{"next":{"next":{"secret":"[redacted]","next":{"x":1}},"x":"[redacted]"}}`,
+		string(r.arguments(json.RawMessage(`{"next":{"next":{"secret":"s","next":{"x":1}},"x":"s"}}`))))
+}
+
+// TestUnknownToolArgumentsRedacted: a call naming no tool has every
+// argument redacted while some tool of the Registry has sensitive ones (a
+// misspelt tool name), and costs nothing otherwise.
+func TestUnknownToolArgumentsRedacted(t *testing.T) {
+	t.Parallel()
+	var reg Registry
+	call := func(context.Context, Caller, *Args) (ToolResult, error) { return TextResult("ok"), nil }
+	schema := json.RawMessage(`{"type":"object","properties":{"password":{"type":"string"}}}`)
+	reg.AddTools(Tool{Name: "plain", Permission: "read", Call: call})
+	assert.Nil(t, reg.toolRedaction("logn"), "no sensitive tool: nothing to redact")
+	reg.AddTools(Tool{Name: "login", Permission: "read", Call: call, InputSchema: schema, Sensitive: []string{"/password"}})
+	assert.Nil(t, reg.toolRedaction("plain"))
+	assert.Equal(t, `{"password":"[redacted]","n":null,"list":"[redacted]"}`,
+		string(reg.toolRedaction("logn").arguments(json.RawMessage(`{"password":"s","n":null,"list":[1]}`))))
+	assert.Equal(t, `["[redacted]"]`, string(reg.toolRedaction("logn").arguments(json.RawMessage(`["s"]`))))
+	reg.RemoveTools("login")
+	assert.Nil(t, reg.toolRedaction("logn"), "the sensitive tool gone")
+	var none *Registry
+	assert.Nil(t, none.toolRedaction("logn"))
 }

@@ -291,6 +291,10 @@ func secretRequests() []secretRequest {
 		{"escaped name", legacyCall("login", `{"user":"ann","\u0070assword":`+q(m)+`}`), 200, `{"user":"ann","password":"[redacted]"}`, false},
 		{"name in another case", legacyCall("login", `{"user":"ann","password":"x","PASSWORD":`+q(m)+`}`), 200, `"PASSWORD":"[redacted]"`, false},
 		{"escaped value", legacyCall("login", login(escaped)), 200, pw, false},
+		{"misspelt password", legacyCall("login", `{"user":"ann","passwrod":`+q(m)+`}`), 200, `"passwrod":"[redacted]"`, false},
+		{"misspelt password, modern", secretCall("14", "login", `{"user":"ann","password":"x","pasword":`+q(m)+`}`, pwd("x")...), 200, `"pasword":"[redacted]"`, false},
+		{"misspelt tool name", secretCall("15", "logn", `{"user":"ann","password":`+q(m)+`}`), 200, `"password":"[redacted]"`, false},
+		{"misspelt tool name, legacy", legacyCall("logn", `{"user":"ann","password":`+q(m)+`,"list":[`+q(m)+`]}`), 200, `"list":"[redacted]"`, false},
 		{"card not an object", legacyCall("login", `{"user":"ann","password":"x","card":`+q(m)+`}`), 200, `"card":"[redacted]"`, false},
 		{"arguments a string", legacyCall("login", q(m)), 200, "", false},
 		{"arguments an array", legacyCall("login", `[`+q(m)+`]`), 200, "", false},
@@ -311,6 +315,10 @@ func secretRequests() []secretRequest {
 		{"typed unparsable time", secretCall("22", "pay", `{"amount":5,"card":{"number":"1"},"api_key":"k","born":`+q(m)+`}`), 200, `"born":"[redacted]"`, false},
 		{"typed missing member", secretCall("23", "pay", `{"card":{"number":`+q(m)+`},"api_key":`+q(long)+`}`), 200, `"api_key":"[redacted]"`, false},
 		{"typed duplicate", secretCall("24", "pay", `{"amount":5,"card":{"number":"1"},"api_key":"k","api_key":`+q(m)+`}`), 400, `"api_key":"[redacted]"`, false},
+		{"typed misspelt secret", secretCall("26", "pay", `{"amount":5,"card":{"number":"1"},"apiKey":`+q(m)+`}`), 200, `"apiKey":"[redacted]"`, false},
+		{"typed misspelt nested secret", secretCall("27", "pay", `{"amount":5,"card":{"nubmer":`+q(m)+`},"api_key":"k"}`), 200, `"nubmer":"[redacted]"`, false},
+		{"typed misspelt parent", secretCall("28", "pay", `{"amount":5,"crad":{"number":`+q(m)+`},"api_key":"k"}`), 200, `"crad":"[redacted]"`, false},
+		{"typed secret in a list element's unknown member", secretCall("29", "pay", `{"amount":5,"card":{"number":"1"},"cards":[{"number":"1","cvc":`+q(m)+`}],"api_key":"k"}`), 200, `"cvc":"[redacted]"`, false},
 		{"typed map value wrong type", secretCall("25", "pay", `{"amount":5,"card":{"number":"1"},"api_key":"k","secrets":{"a":[`+q(m)+`]}}`), 200, `"secrets":"[redacted]"`, false},
 
 		// vault: typed.Validate over a schema with every constraint, all sensitive ("/*").

@@ -161,10 +161,9 @@ func toolError(v revision, serverMeta []byte, tool string, redact bool, err erro
 	var ke *AskError
 	switch {
 	case errors.As(err, &ae):
-		text := ae.text(redact)
-		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", text)
+		res := ErrorResult("Invalid arguments: %s. Check the tool's input schema and call it again.", ae.detail(redact))
 		body, _ := encodeToolResult(&res, v, serverMeta) // text only: cannot fail
-		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(text), encoded: true}
+		return &Response{Result: body, Target: tool, Outcome: OutcomeError, Summary: capEcho(ae.text(redact)), encoded: true}
 	case errors.As(err, &ke):
 		res := ErrorResult("%s", ke.Error())             // the client's words in it are capped
 		body, _ := encodeToolResult(&res, v, serverMeta) // text only: cannot fail

@@ -40,6 +40,25 @@ type Tool struct {
 	// carry "[redacted]" in place of such a value; the tool still gets it
 	// as sent. Nil means none: such a tool pays nothing. See the README's
 	// "Sensitive arguments" for what is redacted where.
+	//
+	// A record does not rely on the client spelling a name right. Names
+	// match the pointers case-insensitively ("API_KEY" is redacted with
+	// "/api_key"). Where a pointer leads (the arguments object, and each
+	// object or array on the way to what it names: the root and "card" for
+	// "/card/number"), a member that no pointer reaches and that the
+	// InputSchema does not name at that level ("properties", or a
+	// "patternProperties" pattern, through $ref, allOf, anyOf, oneOf, then
+	// and else; a member "additionalProperties" only admits is not named)
+	// is recorded as "[redacted]": "apiKey" sent for the sensitive
+	// "api_key" is recorded "apiKey":"[redacted]", and so is "crad" sent for
+	// "card". Likewise an element that neither "prefixItems" nor "items"
+	// covers there, and a value of the wrong shape for a pointer to go on
+	// into (a string or an array where "/card/number" expects the object
+	// "card") is redacted whole. A null stays null. Off those paths (under
+	// "user", say) the arguments are recorded as sent. And while some tool
+	// of the Registry has Sensitive arguments, a call naming no tool (a
+	// misspelt "logn") has the value of every argument recorded as
+	// "[redacted]".
 	Sensitive []string
 	// OutputSchema optionally describes StructuredContent. Clients of the
 	// legacy revisions only accept an object-rooted one; others are left out
@@ -100,6 +119,16 @@ const (
 // caches its own tools/list pages of it: listpages.go.)
 type toolTable struct {
 	catalogue[*entry]
+	sensitive bool // some tool has Sensitive arguments
+}
+
+// newToolTable returns the table of the tools in c.
+func newToolTable(c *catalogue[*entry]) *toolTable {
+	t := &toolTable{catalogue: *c}
+	for _, e := range c.list {
+		t.sensitive = t.sensitive || e.redact != nil
+	}
+	return t
 }
 
 // entry is a registered tool with its definition encoded for each revision
@@ -126,7 +155,7 @@ func (r *Registry) AddTools(tools ...Tool) {
 		add[i] = prepare(t)
 	}
 	next, perms := r.table().with("tool", add)
-	r.tabs.Store(&toolTable{catalogue: *next})
+	r.tabs.Store(newToolTable(next))
 	r.changed(ToolsListChanged, perms)
 }
 
@@ -141,7 +170,7 @@ func (r *Registry) RemoveTools(names ...string) int {
 	if len(perms) == 0 {
 		return 0
 	}
-	r.tabs.Store(&toolTable{catalogue: *next})
+	r.tabs.Store(newToolTable(next))
 	r.changed(ToolsListChanged, perms)
 	return len(perms)
 }

@@ -267,3 +267,37 @@ func TestIPKey(t *testing.T) {
 		assert.Equal(t, want, ratelimit.IPKey(in), in)
 	}
 }
+
+// TestAllStopsAtTheFirstRefusal: a request the per-IP limit refuses spends
+// nothing of the per-token budget behind it, so a flood from one address
+// cannot drain a token that is also used from another; and the limiter
+// that refused writes the headers, alone.
+func TestAllStopsAtTheFirstRefusal(t *testing.T) {
+	t.Parallel()
+	token := func(r *http.Request, _ string) string { return r.Header.Get("Authorization") }
+	var asked atomic.Int64
+	counting := mcpmw.RateLimiterFunc(func(http.ResponseWriter, *http.Request, string) bool { asked.Add(1); return false })
+	l := ratelimit.All(ratelimit.PerIP(1, time.Hour), ratelimit.By(2, time.Hour, token), counting)
+	limited := func(ip string) bool {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer t")
+		w := httptest.NewRecorder()
+		refused := l.Limit(w, r, ip)
+		if refused {
+			assert.Equal(t, []string{"1"}, w.Header().Values("X-RateLimit-Limit"), "the per-IP limit refused, and only it wrote")
+		}
+		return refused
+	}
+	require.False(t, limited("192.0.2.70"), "the token's first request")
+	for range 5 {
+		require.True(t, limited("192.0.2.70"), "the address's budget is spent")
+	}
+	assert.Equal(t, int64(1), asked.Load(), "no limiter after the one that refused is asked")
+	assert.False(t, limited("192.0.2.71"), "the token's second request: the refused ones spent nothing of it")
+	assert.Equal(t, int64(2), asked.Load())
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("Authorization", "Bearer t")
+	w := httptest.NewRecorder()
+	assert.True(t, l.Limit(w, r, "192.0.2.72"), "a third address, and the token's budget is spent")
+	assert.Equal(t, []string{"2"}, w.Header().Values("X-RateLimit-Limit"), "the per-token limit refused")
+}

@@ -46,9 +46,10 @@
 //	}
 //
 // NewTool resolves the tags once into the tool's mcpmw.Tool.Sensitive, as
-// JSON pointers under the names encoding/json uses ("/password"; a nested
-// struct's field "/card/number"; through a slice, array or map
-// "/cards/*/number"; a tagged struct, slice or map is sensitive whole). The
+// JSON pointers under the names encoding/json uses ("/password"; "/-" for
+// `json:"-,"`; a nested struct's field "/card/number"; through a slice,
+// array or map "/cards/*/number"; a tagged struct, slice or map is
+// sensitive whole). The
 // handler then records "[redacted]" in their place and quotes them in no
 // message; the tool still gets every value. A tag option other than
 // "sensitive" panics. A tool built with Func and Validate lists its

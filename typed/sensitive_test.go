@@ -129,3 +129,132 @@ func TestTypedSensitiveArgumentRedacted(t *testing.T) {
 	assert.Equal(t, `{"user":"ann","password":"[redacted]"}`, string(recs[1].Arguments))
 	assert.NotContains(t, recs[1].Summary, "hunter2")
 }
+
+// TestNewToolSensitiveDashCommaField: `json:"-,"` names the member "-"
+// (encoding/json, the derived schema and Decode all read it so), and a
+// sensitive field of that name is redacted like any other.
+func TestNewToolSensitiveDashCommaField(t *testing.T) {
+	t.Parallel()
+	type in struct {
+		//lint:ignore SA5008 the member named "-" is the case under test
+		Dash string `json:"-," mcpmw:"sensitive"`
+		Skip string `json:"-" mcpmw:"sensitive"` // no member
+		User string `json:"user"`
+	}
+	var got string
+	tool := typed.NewTool("dash", "Dash.", "read", func(_ context.Context, _ mcpmw.Caller, in in) (string, error) {
+		got = in.Dash
+		return "ok", nil
+	})
+	assert.Equal(t, []string{"/-"}, tool.Sensitive)
+	var recs []mcpmw.CallRecord
+	h := newAuditedHandler(func(rec mcpmw.CallRecord) { recs = append(recs, rec) }, tool)
+	status, resp := call(h, "dash", `{"-":"hunter2","user":"ann"}`)
+	require.Equal(t, 200, status)
+	assert.Equal(t, "ok", resp.text())
+	assert.Equal(t, "hunter2", got, "Decode fills the field from the member \"-\"")
+	require.Len(t, recs, 1)
+	assert.Equal(t, `{"-":"[redacted]","user":"ann"}`, string(recs[0].Arguments))
+}
+
+// Promoted fields of a tagged embedded struct, and the sensitive fields of
+// a struct reached through one, are named as encoding/json names them.
+type (
+	sensitiveLeaf struct {
+		Pin  string `json:"pin" mcpmw:"sensitive"`
+		Note string `json:"note"`
+	}
+	sensitiveMid   struct{ sensitiveLeaf }     // promotes pin and note
+	sensitiveWrap  struct{ *sensitiveMid }     // through a pointer
+	sensitiveAll   struct{ Key, Other string } // embedded with the tag: both sensitive
+	sensitiveOuter struct {
+		sensitiveWrap
+		sensitiveAll `mcpmw:"sensitive"`
+		Note         string `json:"note"` // shallower: hides sensitiveLeaf's note, which is not sensitive
+	}
+)
+
+func TestSensitiveFieldsNamedAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	tool := typed.NewTool("o", "", "read", func(context.Context, mcpmw.Caller, sensitiveOuter) (string, error) { return "", nil })
+	assert.Equal(t, []string{"/pin", "/Key", "/Other"}, tool.Sensitive)
+	var reg mcpmw.Registry
+	require.NotPanics(t, func() { reg.AddTools(tool) })
+}
+
+// A sensitive field that encoding/json never fills, hidden by another of
+// its name, is a mistake: the secret would be decoded into the other
+// field and recorded as it came.
+func TestNewToolRefusesHiddenSensitiveField(t *testing.T) {
+	t.Parallel()
+	type shadow struct {
+		Token string `mcpmw:"sensitive"`
+	}
+	type in struct {
+		shadow
+		Token string // hides shadow's Token
+	}
+	type tie1 struct {
+		Token string `mcpmw:"sensitive"`
+	}
+	type tie2 struct {
+		Token string
+	}
+	type tied struct { // the two hide each other: no member "Token" at all
+		tie1
+		tie2
+	}
+	type wholeShadow struct{ Token string }
+	type inWhole struct {
+		wholeShadow `mcpmw:"sensitive"`
+		Token       string
+	}
+	for name, build := range map[string]func(){
+		"shallower": func() {
+			typed.NewTool("t", "", "read", func(context.Context, mcpmw.Caller, in) (string, error) { return "", nil })
+		},
+		"same depth": func() {
+			typed.NewTool("t", "", "read", func(context.Context, mcpmw.Caller, tied) (string, error) { return "", nil })
+		},
+		"a tagged embedded struct's": func() {
+			typed.NewTool("t", "", "read", func(context.Context, mcpmw.Caller, inWhole) (string, error) { return "", nil })
+		},
+	} {
+		func() {
+			defer func() {
+				msg := fmt.Sprint(recover())
+				assert.Contains(t, msg, `mcpmw/typed: tool "t": field`, name)
+				assert.Contains(t, msg, `Token is tagged mcpmw:"sensitive", but encoding/json never fills it: another field named "`, name)
+			}()
+			build()
+		}()
+	}
+}
+
+// TestNewToolChecksTagsOfEveryField: a misspelt option is refused on a
+// field that is no member too, and on an embedded struct's.
+func TestNewToolChecksTagsOfEveryField(t *testing.T) {
+	t.Parallel()
+	type inner struct {
+		hidden string `mcpmw:"sensitiv"`
+	}
+	type in struct {
+		Skip string `json:"-" mcpmw:"secret"`
+	}
+	type embeds struct{ inner }
+	for name, build := range map[string]func(){
+		"json -": func() {
+			typed.NewTool("t", "", "read", func(context.Context, mcpmw.Caller, in) (string, error) { return "", nil })
+		},
+		"embedded": func() {
+			typed.NewTool("t", "", "read", func(_ context.Context, _ mcpmw.Caller, e embeds) (string, error) { return e.hidden, nil })
+		},
+	} {
+		func() {
+			defer func() {
+				assert.Contains(t, fmt.Sprint(recover()), `the one option is "sensitive"`, name)
+			}()
+			build()
+		}()
+	}
+}

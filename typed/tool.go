@@ -19,12 +19,24 @@ import (
 // arguments against the input schema (see Validate), decodes them into In
 // with Args.Decode, and runs call.
 //
+// The schema names exactly the members encoding/json reads: `json:"-,"`
+// names the member "-", a field with the ",string" option is described as
+// the string it travels as, and NewTool panics on a struct whose members
+// jsonschema-go would name otherwise than encoding/json (an embedded
+// struct with a json tag name, which encoding/json reads as one member; a
+// tag name encoding/json ignores, such as one with an apostrophe; fields
+// of one name that hide each other by encoding/json's rules only).
+//
 // A field tagged `mcpmw:"sensitive"` is a sensitive argument: the tool's
-// Sensitive lists its JSON pointer, found here, once ("/password"; through
-// a slice or map, "/cards/*/number"; a tagged struct, slice or map is
-// sensitive whole). The handler then redacts its value from the audit
-// record and from every message it builds, validation failures included;
-// call still gets it. See mcpmw.Tool.Sensitive.
+// Sensitive lists its JSON pointer, found here, once, under the name
+// encoding/json gives it ("/password"; through a slice or map,
+// "/cards/*/number"; a tagged struct, slice or map is sensitive whole, and
+// so is each field promoted from a tagged embedded struct). A sensitive
+// field that another field of its name hides from encoding/json panics:
+// the secret would be decoded into the other. The handler then redacts
+// its value from the audit record and from every message it builds,
+// validation failures included; call still gets it. See
+// mcpmw.Tool.Sensitive.
 //
 // In must be a struct, or a map with string keys: the arguments are an
 // object. Out decides the result:
@@ -138,6 +150,7 @@ func deriveSchema(tool, param string, t reflect.Type) json.RawMessage {
 	if param == "In" && s.Type != "object" {
 		panic(fmt.Sprintf("mcpmw/typed: tool %q: In (%s) must be a struct or a map with string keys: the arguments are a JSON object", tool, t))
 	}
+	matchJSONNames(tool, t, s)
 	raw, err := json.Marshal(s)
 	if err != nil {
 		panic(fmt.Sprintf("mcpmw/typed: tool %q: encoding the schema of %s (%s): %v", tool, param, t, err))

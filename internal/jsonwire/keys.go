@@ -326,58 +326,18 @@ type fieldSet struct {
 var fieldSets sync.Map // reflect.Type → *fieldSet
 
 // structFields returns the JSON names of struct type t as encoding/json
-// sees them: tag names or field names of exported fields, "-" left out,
-// fields of embedded structs promoted unless a shallower field has the
-// same name. It is computed once per type.
+// sees them (Fields), by name and by folded name. It is computed once per
+// type.
 func structFields(t reflect.Type) *fieldSet {
 	if fs, ok := fieldSets.Load(t); ok {
 		return fs.(*fieldSet)
 	}
 	fs := &fieldSet{exact: map[string]reflect.Type{}, folded: map[string]string{}}
-	current := []reflect.Type{t} // the structs at one embedding depth
-	visited := map[reflect.Type]bool{}
-	for len(current) > 0 {
-		var next []reflect.Type
-		names := map[string]reflect.Type{}
-		for _, st := range current {
-			if visited[st] {
-				continue
-			}
-			visited[st] = true
-			for i := 0; i < st.NumField(); i++ {
-				f := st.Field(i)
-				tag := f.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, _, _ := strings.Cut(tag, ",")
-				ft := f.Type
-				if f.Anonymous && name == "" {
-					et := ft
-					if et.Kind() == reflect.Pointer {
-						et = et.Elem()
-					}
-					if et.Kind() == reflect.Struct {
-						next = append(next, et)
-						continue
-					}
-				}
-				if !f.IsExported() {
-					continue
-				}
-				if name == "" {
-					name = f.Name
-				}
-				if _, shallower := fs.exact[name]; !shallower {
-					names[name] = ft
-				}
-			}
+	for _, f := range Fields(t) {
+		fs.exact[f.Name] = f.Type
+		if _, ok := fs.folded[foldKey(f.Name)]; !ok { // encoding/json: the first folded match
+			fs.folded[foldKey(f.Name)] = f.Name
 		}
-		for name, ft := range names {
-			fs.exact[name] = ft
-			fs.folded[foldKey(name)] = name
-		}
-		current = next
 	}
 	actual, _ := fieldSets.LoadOrStore(t, fs)
 	return actual.(*fieldSet)
