@@ -448,7 +448,6 @@ type listenMethods struct {
 	served      eventKinds // what the endpoint's capabilities can deliver
 	keepAlive   time.Duration
 	maxLifetime time.Duration // 0: none
-	flushWithin time.Duration // how long a stream Close ends may take to write what it has queued, in all
 	ad          *advertisement
 }
 
@@ -464,8 +463,7 @@ var listenExtends = map[string]map[string]any{
 // resources or prompts (there is nothing to listen to otherwise), and
 // reports whether it did. o has its defaults.
 func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
-	l := &listenMethods{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0),
-		flushWithin: eventWriteTimeout, ad: h.ad}
+	l := &listenMethods{hub: h.hub, keepAlive: o.ListenKeepAlive, maxLifetime: max(o.ListenMaxLifetime, 0), ad: h.ad}
 	for _, m := range methods {
 		switch m.Capability {
 		case "tools":
@@ -562,11 +560,11 @@ func (l *listenMethods) serve(ctx context.Context, s *stream, lis *listener, id,
 
 // closing ends the stream of lis for Handler.Close: the notifications at
 // places (what was queued, or noted, before Close) are written first,
-// within flushWithin in all (each write within its own deadline too), and
-// then the result. A client that does not take them in time loses them,
+// within one event write timeout in all (the stream's: each write within
+// its own deadline too), and then the result. A client that does not take them in time loses them,
 // and the stream is abandoned.
 func (l *listenMethods) closing(ctx context.Context, s *stream, lis *listener, id []byte, places []int) *Response {
-	ctx, cancel := context.WithTimeout(ctx, l.flushWithin)
+	ctx, cancel := context.WithTimeout(ctx, s.writeTimeout())
 	defer cancel()
 	if err := l.sendAll(ctx, s, lis, id, places); err != nil {
 		s.abandon()

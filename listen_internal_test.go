@@ -75,24 +75,24 @@ func TestListenResultIsSizedOnce(t *testing.T) {
 		`"io.modelcontextprotocol/serverInfo":{"name":"a-server-with-a-long-name","version":"1.2.3"}}}`, string(resp.Result))
 }
 
-// A stream that Close ends writes what was queued within flushWithin in
-// all: a client that has stopped reading loses it, and the stream ends
+// A stream that Close ends writes what was queued within its event write
+// timeout in all: a client that has stopped reading loses it, and the stream ends
 // with its result, abandoned, instead of holding a shutdown open.
 func TestListenClosingIsBounded(t *testing.T) {
 	t.Parallel()
 	ad := newAdvertisement(Implementation{Name: "s", Version: "1"}, "", &[revisionCount][]declaredCapability{}, 0)
-	l := &listenMethods{ad: ad, flushWithin: 50 * time.Millisecond}
+	l := &listenMethods{ad: ad}
 	lis := newListener(everything{}, kindToolsChanged|kindPromptsChanged, nil)
 	w := newDeadlineWriter()
 	w.block = true // a client that does not read: each write waits for a past deadline
-	s := &stream{w: w, token: []byte(`1`)}
+	s := &stream{w: w, token: []byte(`1`), timeout: 50 * time.Millisecond}
 	done := make(chan *Response, 1)
 	go func() { done <- l.closing(context.Background(), s, lis, []byte(`"q"`), []int{0, 2}) }()
 	select {
 	case resp := <-done:
 		assert.Contains(t, string(resp.Result), `/subscriptionId":"q"`, "the result")
 	case <-time.After(4 * time.Second): // the writer's own fallback is 5 s a write
-		t.Fatal("closing waited for the client past flushWithin")
+		t.Fatal("closing waited for the client past the stream's write timeout")
 	}
 	_, writes := w.recorded()
 	assert.Equal(t, 1, writes, "the first write failed at the bound; nothing more was tried")
