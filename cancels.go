@@ -59,6 +59,7 @@ type inflight struct {
 type flightKey struct {
 	callerID  string
 	requestID string
+	endpoint  string // endpointName.key: a request id is the client's, and names a call at one endpoint only
 }
 
 type flight struct {
@@ -82,7 +83,7 @@ func (f *inflight) add(ctx context.Context, req *Request) (context.Context, func
 	if id == "" {
 		return ctx, func() { cancel(nil) }
 	}
-	key := flightKey{callerID: id, requestID: requestKey(req.ID)}
+	key := flightKey{callerID: id, requestID: requestKey(req.ID), endpoint: req.endpoint.key()}
 	fl := &flight{cancel: cancel}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -131,7 +132,7 @@ func cancelCallsOf(ctx context.Context, calls runningCalls, req *Request) *Respo
 	if who == "" {
 		return accepted("cancellation of " + capEcho(string(id)) + ": the caller has no CallerID, so no call of its can be named")
 	}
-	if n := calls.cancelCalls(ctx, flightKey{callerID: who, requestID: requestKey(id)}); n == 0 {
+	if n := calls.cancelCalls(ctx, flightKey{callerID: who, requestID: requestKey(id), endpoint: req.endpoint.key()}); n == 0 {
 		return accepted("cancellation of " + capEcho(string(id)) + ": no such call running here")
 	}
 	return accepted("cancelled " + capEcho(string(id)))

@@ -86,9 +86,13 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		notifier:   o.Notifier,
 		hub:        newHub(o.Logger),
 	}
-	h.tasks = newTaskRunner(o.Tasks, o.Relay, auditor, o.Observer, o.Logger, h.ad, o.ToolTimeout)
+	var self string // this handler on the Relay
 	if o.Relay != nil {
-		h.asks, h.inflight = newRelayed(o.Relay, h.tasks.wake)
+		self = relaySelf(o.Relay)
+	}
+	h.tasks = newTaskRunner(o.Tasks, o.Relay, self, auditor, o.Observer, o.Logger, h.ad, o.ToolTimeout)
+	if o.Relay != nil {
+		h.asks, h.inflight = newRelayed(o.Relay, self, h.tasks.wake)
 	}
 	methods, listens := h.withListen(h.allMethods(reg, &o), &o)
 	h.methods = newMethodTable(methods)

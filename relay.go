@@ -24,7 +24,11 @@ import (
 //
 // The handler calls Receive once, in New, and never cancels it; it
 // calls Send and Broadcast while it serves a request, with the request's
-// context. A Relay must be safe for concurrent use.
+// context. A Relay must be safe for concurrent use. Several Handlers of
+// one process may share one Relay: each is a handler of its own on it
+// (answers and wake-ups name the handler they are for, and a
+// cancellation the endpoint it names a call at), so they behave as if
+// each ran in a process of its own.
 type Relay interface {
 	// ID returns this instance's id on the bus: the handler puts it in
 	// the id of each request it sends a client, so that the answer can be
@@ -45,11 +49,11 @@ type Relay interface {
 }
 
 // relayedAsks is the answerWaiters of a Handler given Options.Relay: its
-// waiters are in process (local), under ids naming this instance, and an
-// answer naming another instance is sent there.
+// waiters are in process (local), under ids naming this handler, and an
+// answer naming another handler is sent to its instance.
 type relayedAsks struct {
 	r     Relay
-	self  string // r.ID(), asked once
+	self  string // relaySelf: this handler on the bus
 	local pendingAsks
 }
 
@@ -61,13 +65,33 @@ type relayedCalls struct {
 	local inflight
 }
 
-// newRelayed returns the waiters and calls of an instance on r, which
-// hears r for as long as r is open (see Handler.Close).
-func newRelayed(r Relay, wakeTask func(id string)) (*relayedAsks, *relayedCalls) {
-	self := r.ID()
+// newRelayed returns the waiters and calls of the handler self (see
+// relaySelf) on r, which hears r for as long as r is open (see
+// Handler.Close).
+func newRelayed(r Relay, self string, wakeTask func(id string)) (*relayedAsks, *relayedCalls) {
 	asks, calls := &relayedAsks{r: r, self: self}, &relayedCalls{r: r, self: self}
 	r.Receive(func(payload []byte) { heard(asks, calls, wakeTask, payload) })
 	return asks, calls
+}
+
+// Several Handlers of one process may share a Relay (say /mcp and
+// /admin/mcp): each is a handler of its own on the bus, named by the
+// Relay's id, handlerSep, and 128 random bits of its own. What is meant
+// for one handler (an answer to its question, a wake-up of its task) is
+// sent to its instance with To naming it, and the others there drop it.
+const handlerSep = "~"
+
+// relaySelf returns a new handler's name on r.
+func relaySelf(r Relay) string { return r.ID() + handlerSep + randomID() }
+
+// instanceOfHandler returns the Relay id of the instance a handler's name
+// (relaySelf) names: what comes before its last handlerSep, or the whole
+// name when it has none (a name from before handlers were named).
+func instanceOfHandler(self string) string {
+	if i := strings.LastIndex(self, handlerSep); i > 0 {
+		return self[:i]
+	}
+	return self
 }
 
 // relayMessage is what one instance hands another: an answer to the
@@ -84,6 +108,12 @@ type relayMessage struct {
 	Message string          `json:"message,omitempty"`
 	Failed  bool            `json:"failed,omitempty"` // the answer is an error (Code, Message)
 	Task    string          `json:"task,omitempty"`   // the task whose state changed (tasks/update, tasks/cancel): its owner rereads it
+	// To names the handler an answer or a task's wake-up is for (its
+	// relaySelf); the other handlers of its instance drop it.
+	To string `json:"to,omitempty"`
+	// Endpoint is the endpoint of a cancellation (endpointName.key): only
+	// calls at that endpoint are cancelled.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // add registers a waiter here under an id naming this instance: the
@@ -102,12 +132,12 @@ func (rl *relayedAsks) deliver(ctx context.Context, id, callerID string, a clien
 	if !ok || instance == rl.self {
 		return rl.local.deliver(ctx, id, callerID, a)
 	}
-	m := relayMessage{Answer: id, Caller: callerID, Result: a.result}
+	m := relayMessage{Answer: id, Caller: callerID, Result: a.result, To: instance}
 	if a.err != nil {
 		m.Result, m.Failed, m.Code, m.Message = nil, true, a.err.Code, a.err.Message
 	}
 	payload, _ := json.Marshal(m) // strings, ints and a JSON object: never fails
-	if sent, err := rl.r.Send(ctx, instance, payload); !sent || err != nil {
+	if sent, err := rl.r.Send(ctx, instanceOfHandler(instance), payload); !sent || err != nil {
 		return notWaiting
 	}
 	return sentOn
@@ -133,7 +163,7 @@ func (rl *relayedCalls) add(ctx context.Context, req *Request) (context.Context,
 // instance to cancel theirs; it reports how many ran here.
 func (rl *relayedCalls) cancelCalls(ctx context.Context, key flightKey) int {
 	n := rl.local.cancelCalls(ctx, key)
-	payload, _ := json.Marshal(relayMessage{Cancel: key.requestID, Caller: key.callerID, From: rl.self})
+	payload, _ := json.Marshal(relayMessage{Cancel: key.requestID, Caller: key.callerID, From: rl.self, Endpoint: key.endpoint})
 	_ = rl.r.Broadcast(ctx, payload) // an outage loses the cancellation, as a lost POST would
 	return n
 }
@@ -145,8 +175,8 @@ func (rl *relayedCalls) cancelCalls(ctx context.Context, key flightKey) int {
 // nothing). Anything else is dropped.
 func heard(asks *relayedAsks, calls *relayedCalls, wakeTask func(string), payload []byte) {
 	var m relayMessage
-	if json.Unmarshal(payload, &m) != nil {
-		return
+	if json.Unmarshal(payload, &m) != nil || (m.To != "" && m.To != asks.self) {
+		return // not a message, or another handler's
 	}
 	switch {
 	case m.Answer != "":
@@ -156,7 +186,7 @@ func heard(asks *relayedAsks, calls *relayedCalls, wakeTask func(string), payloa
 		}
 		asks.local.deliver(context.Background(), m.Answer, m.Caller, a)
 	case m.Cancel != "" && m.From != calls.self:
-		calls.local.cancelCalls(context.Background(), flightKey{callerID: m.Caller, requestID: m.Cancel})
+		calls.local.cancelCalls(context.Background(), flightKey{callerID: m.Caller, requestID: m.Cancel, endpoint: m.Endpoint})
 	case m.Task != "":
 		wakeTask(m.Task)
 	}

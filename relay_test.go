@@ -189,9 +189,12 @@ func TestLegacyAnswerReachesTheInstanceThatAsked(t *testing.T) {
 			stream, askID := p.ask(t)
 			var id string
 			require.NoError(t, json.Unmarshal(askID, &id))
-			rest, ok := strings.CutPrefix(id, "mcpmw-ask-i0.")
-			require.True(t, ok, "the id names the instance that asked: %s", id)
-			assert.Len(t, rest, 22, "and keeps 128 random bits")
+			rest, ok := strings.CutPrefix(id, "mcpmw-ask-i0~")
+			require.True(t, ok, "the id names the instance that asked, then its handler: %s", id)
+			handler, random, ok := strings.Cut(rest, ".")
+			require.True(t, ok, id)
+			assert.Len(t, handler, 22, "the handler is 128 random bits")
+			assert.Len(t, random, 22, "and the question keeps 128 random bits")
 
 			for _, a := range []struct{ token, id string }{
 				{"writer", string(askID)},

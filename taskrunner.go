@@ -92,7 +92,7 @@ type runningTask struct {
 
 // newTaskRunner returns the runner of a handler with options o (nil: the
 // defaults), on relay (nil: none). It panics on options that cannot work.
-func newTaskRunner(o *TaskOptions, relay Relay, auditor Auditor, observer Observer, logger *slog.Logger, ad *advertisement, toolTimeout time.Duration) *taskRunner {
+func newTaskRunner(o *TaskOptions, relay Relay, self string, auditor Auditor, observer Observer, logger *slog.Logger, ad *advertisement, toolTimeout time.Duration) *taskRunner {
 	var opts TaskOptions
 	if o != nil {
 		opts = *o
@@ -120,9 +120,8 @@ func newTaskRunner(o *TaskOptions, relay Relay, auditor Auditor, observer Observ
 	if r.maxInput == 0 {
 		r.maxInput = defaultTaskMaxInputBytes
 	}
-	if relay != nil {
-		r.self = relay.ID()
-	} else {
+	r.self = self
+	if r.self == "" {
 		r.self = randomID()
 	}
 	return r
@@ -297,8 +296,8 @@ func (r *taskRunner) notify(ctx context.Context, t *Task) {
 		return
 	}
 	if r.relay != nil {
-		payload, _ := json.Marshal(relayMessage{Task: t.ID}) // a string: never fails
-		_, _ = r.relay.Send(ctx, t.Owner, payload)
+		payload, _ := json.Marshal(relayMessage{Task: t.ID, To: t.Owner}) // strings: never fails
+		_, _ = r.relay.Send(ctx, instanceOfHandler(t.Owner), payload)
 	}
 }
 
