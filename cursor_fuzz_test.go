@@ -28,7 +28,7 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("encodeListCursor(tools, %d) reads back as %d, %v", n, back, ok)
 		}
 		if s != "" && encodeListCursor("tools:", n) != s {
-			// Row 24 of the README: a cursor this server did not issue gets -32602.
+			// Row 24 of docs/status.md: a cursor this server did not issue gets -32602.
 			t.Fatalf("decodeCursor accepts %q, which this server never issues (it issues %q for offset %d)", s, encodeListCursor("tools:", n), n)
 		}
 	})

@@ -81,7 +81,7 @@ func (h *Handler) answerTo(req *Request, m *Method, resp *Response) answer {
 }
 
 // errorStatus returns the HTTP status for an error code on a revision. The
-// choices the specification leaves open are listed in the README.
+// choices the specification leaves open are listed in docs/status.md.
 func errorStatus(code int, v revision) int {
 	switch code {
 	case CodeParseError, CodeInvalidRequest, CodeHeaderMismatch, CodeMissingRequiredClientCapability, CodeUnsupportedProtocolVersion:

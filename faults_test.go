@@ -428,7 +428,7 @@ func TestFaults(t *testing.T) {
 		require.NoError(t, conn.Close())
 		require.NoError(t, <-finished)
 		recs := e.waitRecords(1)
-		// Row 34 of the README: nobody reads it, but the record says why.
+		// Row 34 of docs/status.md: nobody reads it, but the record says why.
 		assert.Equal(t, 500, recs[0].Status)
 		assert.Equal(t, mcpmw.CodeInternalError, recs[0].ErrorCode)
 		assert.Equal(t, mcpmw.OutcomeError, recs[0].Outcome)

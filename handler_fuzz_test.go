@@ -187,14 +187,14 @@ func isToken(s string) bool {
 	return true
 }
 
-// outcomeRow is one (HTTP status, JSON-RPC code, audit outcome) the README
+// outcomeRow is one (HTTP status, JSON-RPC code, audit outcome) docs/status.md
 // status table allows; code 0 is a result or an empty 202.
 type outcomeRow struct {
 	status, code int
 	outcome      mcpmw.Outcome
 }
 
-// statusTable lists, for each combination the README's status table
+// statusTable lists, for each combination the status table of docs/status.md
 // allows, its rows.
 var statusTable = map[outcomeRow]string{
 	{403, -32600, mcpmw.OutcomeDenied}: "3, 5",
@@ -222,7 +222,7 @@ var statusTable = map[outcomeRow]string{
 // FuzzHandler sends arbitrary requests through ServeHTTP and checks the
 // handler's promises: no panic escapes; the answer is one JSON-RPC message
 // (or an empty 202); status, code and audit outcome form a row of the
-// README's status table; the audit hook ran exactly once (never for a 405
+// status table (docs/status.md); the audit hook ran exactly once (never for a 405
 // or a rate-limited request) and agrees with the answer; echoes are capped;
 // and the bearer token appears in neither.
 func FuzzHandler(f *testing.F) {
@@ -379,7 +379,7 @@ func checkAnswer(t *testing.T, r *http.Request, body []byte, w *httptest.Respons
 		return
 	}
 	if _, ok := statusTable[row]; !ok {
-		t.Fatalf("status %d, code %d, outcome %q is no row of the README status table; body %s", st, code, rec.Outcome, w.Body)
+		t.Fatalf("status %d, code %d, outcome %q is no row of the status table (docs/status.md); body %s", st, code, rec.Outcome, w.Body)
 	}
 	modern := rec.ProtocolVersion == mcpmw.LatestVersion
 	switch row {

@@ -16,7 +16,7 @@ import (
 
 // A client that goes away while a resource is read or a prompt is built
 // cancels the handler's context; nobody reads the answer, but the one
-// record says why (README row 34, for reads and prompts as for tools).
+// record says why (docs/status.md row 34, for reads and prompts as for tools).
 func TestClientLeavesDuringReadOrGet(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{}, 2)

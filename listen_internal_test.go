@@ -53,7 +53,7 @@ func TestRegistryChangedDropsWhatTheRegistryNeverSends(t *testing.T) {
 	assert.Equal(t, map[regChange]uint64{{kindPromptsChanged, "read"}: 1}, hb.regChanged)
 }
 
-// The event deadline is the 30 s the README and SECURITY.md promise, for a
+// The event deadline is the 30 s docs/tools.md and SECURITY.md promise, for a
 // stream of a Handler that New made (TestEventWriteTimeoutIsEachHandlersOwn
 // follows it through a request).
 func TestEventWriteTimeoutIsThirtySeconds(t *testing.T) {

@@ -60,7 +60,7 @@ type PromptArgument struct {
 	// library (a password, a person's data): no message, isError text or
 	// audit record it builds for prompts/get or for a completion/complete
 	// of this argument quotes it; where one would, it says "[redacted]".
-	// Get and the Completers still get it as sent. See the README's
+	// Get and the Completers still get it as sent. See docs/audit.md,
 	// "Sensitive arguments".
 	Sensitive bool
 }

@@ -38,7 +38,7 @@ type Tool struct {
 	// declares. The audit record (and so LogAuditor, JSONAuditor and an
 	// Observer), and every message and isError text the handler builds,
 	// carry "[redacted]" in place of such a value; the tool still gets it
-	// as sent. Nil means none: such a tool pays nothing. See the README's
+	// as sent. Nil means none: such a tool pays nothing. See docs/audit.md,
 	// "Sensitive arguments" for what is redacted where.
 	//
 	// A record does not rely on the client spelling a name right. Names

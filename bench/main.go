@@ -2,7 +2,7 @@
 // (the floor), the official Go SDK and mcp-go, and prints a Markdown table.
 //
 //	cd bench && go run . -quick        # under a minute
-//	cd bench && go run . -rounds 10    # what the README shows
+//	cd bench && go run . -rounds 10    # what docs/performance.md shows
 //	cd bench && go run . -scenarios ask,read1k,prompt -loopback=false   # the opt-in scenarios
 //	cd bench && go run . -contestants ours+hooks,ours+redis -scenarios call50 -inprocess=false -conc 64   # the Redis limiter beside the in-memory one
 //	cd bench && go run . -contestants ours,ours+redistasks -scenarios call50,taskget,taskcreate -loopscenarios taskget -conc 16   # tasks, in memory and in Redis

@@ -29,7 +29,7 @@
 # replace target made absolute (it still names this work tree). The diff
 # is the same change, with paths from the module's root. Tests that reach
 # outside their module by a relative path cannot find it in the copy, and
-# fail there whatever the mutant: examples' TestStatusTable (README.md),
+# fail there whatever the mutant: examples' TestStatusTable (docs/status.md),
 # TestEndToEnd, TestNotesExportBinary and TestQuickStartAsANewUserRunsIt;
 # interop's TestMCPGoResources, TestMCPGoRoundTrip, TestSDKElicitation,
 # TestSDKResourceListChanged and TestSDKResources (the example app). Leave
@@ -52,7 +52,7 @@
 # Slow: each mutant compiles and runs its package's tests (10-15 s on two
 # cores), and the root module has 845 covered mutants, so CI does not run
 # it. Run it before a change to the request path lands and report its
-# efficacy (README, "Contributing").
+# efficacy (docs/contributing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
