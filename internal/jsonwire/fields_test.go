@@ -45,6 +45,14 @@ type fieldsTie2 struct {
 
 type fieldsUntagged struct{ Name string }
 
+// fieldsTaggedFirst and fieldsUntaggedLater give one name at one depth,
+// the tagged field first in field order.
+type fieldsTaggedFirst struct {
+	Other string `json:"Zed"`
+}
+
+type fieldsUntaggedLater struct{ Zed string }
+
 type fieldsTaggedWins struct {
 	Other string `json:"Name"`
 }
@@ -78,8 +86,10 @@ type fieldsTies struct {
 	fieldsTie2 // Left is fieldsTie2's, the tagged one
 	fieldsUntagged
 	fieldsTaggedWins // "Name" tagged beats the untagged Name at the same depth
-	fieldsViaB       // fieldsTwiceA embedded twice one level down: its own
-	fieldsViaC       // fields hide each other, its embedded ones (deep) do not
+	fieldsTaggedFirst
+	fieldsUntaggedLater // "Zed" is fieldsTaggedFirst's, whichever comes first
+	fieldsViaB          // fieldsTwiceA embedded twice one level down: its own
+	fieldsViaC          // fields hide each other, its embedded ones (deep) do not
 }
 
 // TestFieldsAgreeWithEncodingJSON checks Fields against what
@@ -95,7 +105,7 @@ func TestFieldsAgreeWithEncodingJSON(t *testing.T) {
 	}{
 		{"every rule", fieldsAll{P: &one, fieldsDeep: &fieldsDeep{}, hidden: "h", fieldsNonStruct: "x"},
 			[]string{"-", "n", "p", "Q", "s", "Bad", "$x-y.z", "Card", "named", "number", "u", "deep"}},
-		{"ties", fieldsTies{}, []string{"Left", "Name", "deep"}},
+		{"ties", fieldsTies{}, []string{"Left", "Name", "Zed", "deep"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -140,12 +150,12 @@ func TestFieldsQuotedAndIndex(t *testing.T) {
 	for _, f := range Fields(reflect.TypeFor[fieldsTies]()) {
 		ties[f.Name] = f.Index
 	}
-	assert.Equal(t, map[string][]int{"Left": {1, 1}, "Name": {3, 0}, "deep": {4, 0, 1, 0}}, ties)
+	assert.Equal(t, map[string][]int{"Left": {1, 1}, "Name": {3, 0}, "Zed": {4, 0}, "deep": {6, 0, 1, 0}}, ties)
 	var hidden []string
 	for _, f := range HiddenFields(reflect.TypeFor[fieldsTies]()) {
 		hidden = append(hidden, f.Name+fmt.Sprint(f.Index))
 	}
-	assert.Equal(t, []string{"Tie[0 0]", "Left[0 1]", "Tie[1 0]", "Name[2 0]", "twice[4 0 0]", "twice[4 0 0]"}, hidden,
+	assert.Equal(t, []string{"Tie[0 0]", "Left[0 1]", "Tie[1 0]", "Name[2 0]", "Zed[5 0]", "twice[6 0 0]", "twice[6 0 0]"}, hidden,
 		"the fields hidden, a twice-embedded struct's twice")
 	assert.Empty(t, HiddenFields(reflect.TypeFor[fieldsAll]()))
 
