@@ -332,3 +332,15 @@ func TestRedactionAllocatesOnlyItsOutput(t *testing.T) {
 	// rows[0], rows[2], rows[3]).
 	assert.LessOrEqual(t, allocs, 14.0)
 }
+
+// A member an "additionalProperties" schema admits, where no pointer goes
+// on into it, costs nothing either: its subschema is not gathered.
+func TestRedactionAdmittedMemberAllocatesNothing(t *testing.T) {
+	r := compileSensitive("t", []string{"/conf/token"}, []byte(unnamedSchema))
+	small := json.RawMessage(`{"conf":{"token":"a-long-enough-secret"}}`)
+	wide := json.RawMessage(`{"conf":{"token":"a-long-enough-secret","a":"longer-than-it","b":"longer-than-it","c":"longer-than-it","d":"longer-than-it"}}`)
+	base := testing.AllocsPerRun(100, func() { r.arguments(small) })
+	more := testing.AllocsPerRun(100, func() { r.arguments(wide) })
+	assert.Equal(t, `{"conf":{"token":"[redacted]","a":"[redacted]","b":"[redacted]","c":"[redacted]","d":"[redacted]"}}`, string(r.arguments(wide)))
+	assert.Equal(t, base, more, "four more members, admitted and redacted, allocate nothing")
+}

@@ -96,3 +96,29 @@ func TestNewToolQuotedFieldIsAString(t *testing.T) {
 	assert.False(t, resp.Result.IsError, resp.text())
 	assert.Equal(t, "3 4 [5]", resp.text())
 }
+
+// selfJSON and selfText decode themselves (pointer receivers), so their
+// fields say nothing of the members they read: NewTool does not hold the
+// schema jsonschema-go derives for them to encoding/json's field names.
+type selfJSON struct {
+	embeddedCard `json:"card"` // would be refused were its fields read
+}
+
+func (*selfJSON) UnmarshalJSON([]byte) error { return nil }
+
+type selfText struct {
+	embeddedCard `json:"card"`
+}
+
+func (*selfText) UnmarshalText([]byte) error { return nil }
+
+func TestNewToolLeavesTypesThatDecodeThemselves(t *testing.T) {
+	t.Parallel()
+	type in struct {
+		J selfJSON  `json:"j"`
+		T *selfText `json:"t"`
+	}
+	assert.NotPanics(t, func() {
+		typed.NewTool("t", "", "read", func(context.Context, mcpmw.Caller, in) (string, error) { return "", nil })
+	})
+}

@@ -211,6 +211,11 @@ func TestNewToolRefusesHiddenSensitiveField(t *testing.T) {
 	}
 	for name, build := range map[string]func(){
 		"shallower": func() {
+			defer func() {
+				msg := fmt.Sprint(recover())
+				assert.Contains(t, msg, `field typed_test.in.shadow.Token is tagged`, "the field named by its way in")
+				panic(msg)
+			}()
 			typed.NewTool("t", "", "read", func(context.Context, mcpmw.Caller, in) (string, error) { return "", nil })
 		},
 		"same depth": func() {
@@ -225,6 +230,7 @@ func TestNewToolRefusesHiddenSensitiveField(t *testing.T) {
 				msg := fmt.Sprint(recover())
 				assert.Contains(t, msg, `mcpmw/typed: tool "t": field`, name)
 				assert.Contains(t, msg, `Token is tagged mcpmw:"sensitive", but encoding/json never fills it: another field named "`, name)
+				assert.NotContains(t, msg, "..", name)
 			}()
 			build()
 		}()
@@ -242,6 +248,10 @@ func TestNewToolChecksTagsOfEveryField(t *testing.T) {
 		Skip string `json:"-" mcpmw:"secret"`
 	}
 	type embeds struct{ inner }
+	type notAMember struct {
+		Skip inner  `json:"-"` // no member: its struct is never read, nor its tags
+		Name string `json:"name"`
+	}
 	for name, build := range map[string]func(){
 		"json -": func() {
 			typed.NewTool("t", "", "read", func(context.Context, mcpmw.Caller, in) (string, error) { return "", nil })
@@ -257,4 +267,7 @@ func TestNewToolChecksTagsOfEveryField(t *testing.T) {
 			build()
 		}()
 	}
+	assert.NotPanics(t, func() {
+		typed.NewTool("t", "", "read", func(_ context.Context, _ mcpmw.Caller, in notAMember) (string, error) { return in.Skip.hidden, nil })
+	})
 }
