@@ -315,27 +315,36 @@ func TestUnknownToolArgumentsRedacted(t *testing.T) {
 	assert.Nil(t, none.toolRedaction("logn"))
 }
 
-// Redacting the arguments of a tool with sensitive ones costs one buffer,
-// sized once: naming a member against the schema allocates nothing (its
-// subschemas are gathered only for a member a pointer goes on into).
+// Naming a member or an element against the schema allocates nothing: the
+// subschemas are gathered only for what a pointer goes on into. Members
+// and elements named and left as sent (a, rows[2], rows[3]) cost no more
+// than their absence.
 func TestRedactionAllocatesOnlyItsOutput(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's own allocations vary")
+	}
 	r := compileSensitive("t", []string{"/password", "/card/number", "/rows/1/cvc"}, []byte(redactSchema))
-	raw := json.RawMessage(`{"password":"a-long-enough-secret","a":1,"tokens":["x","y"],"env":{"k":"v"},"card":{"number":"4111111111111111","exp":"12/30"},` +
-		`"rows":[{"cvc":"1"},{"cvc":"2"},{"cvc":"3"},{"cvc":"4"}]}`)
-	var got json.RawMessage
-	allocs := testing.AllocsPerRun(100, func() { got = r.arguments(raw) })
-	assert.Equal(t, `{"password":"[redacted]","a":1,"tokens":["x","y"],"env":{"k":"v"},"card":{"number":"[redacted]","exp":"12/30"},`+
-		`"rows":[{"cvc":"1"},{"cvc":"[redacted]"},{"cvc":"3"},{"cvc":"4"}]}`, string(got))
-	// The buffer, the member names decoded into strings, and the paths and
-	// subschemas going on into card, rows and rows[1]: nothing for the
-	// members and elements named and left as sent (a, tokens, env, exp,
-	// rows[0], rows[2], rows[3]).
-	assert.LessOrEqual(t, allocs, 14.0)
+	small := json.RawMessage(`{"password":"a-long-enough-secret","card":{"number":"4111111111111111"},"rows":[{"cvc":"1"},{"cvc":"22222222222222"}]}`)
+	wide := json.RawMessage(`{"password":"a-long-enough-secret","a":{"x":1},"card":{"number":"4111111111111111"},` +
+		`"rows":[{"cvc":"1"},{"cvc":"22222222222222"},{"cvc":"3"},{"cvc":"4"}]}`)
+	assert.Equal(t, `{"password":"[redacted]","a":{"x":1},"card":{"number":"[redacted]"},"rows":[{"cvc":"1"},{"cvc":"[redacted]"},{"cvc":"3"},{"cvc":"4"}]}`,
+		string(r.arguments(wide)))
+	base := testing.AllocsPerRun(100, func() { r.arguments(small) })
+	more := testing.AllocsPerRun(100, func() { r.arguments(wide) })
+	assert.Equal(t, base, more)
+	// What small costs: the buffer, its names decoded (password, card,
+	// number, rows, cvc), and the paths going on and the subschemas they
+	// go on into at each level (root, card, rows, rows[1]); the schema has
+	// no alternatives, so gathering what applies at a level costs nothing.
+	assert.LessOrEqual(t, base, 11.0)
 }
 
 // A member an "additionalProperties" schema admits, where no pointer goes
 // on into it, costs nothing either: its subschema is not gathered.
 func TestRedactionAdmittedMemberAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's own allocations vary")
+	}
 	r := compileSensitive("t", []string{"/conf/token"}, []byte(unnamedSchema))
 	small := json.RawMessage(`{"conf":{"token":"a-long-enough-secret"}}`)
 	wide := json.RawMessage(`{"conf":{"token":"a-long-enough-secret","a":"longer-than-it","b":"longer-than-it","c":"longer-than-it","d":"longer-than-it"}}`)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mcpmw
+
+const raceEnabled = false
