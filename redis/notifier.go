@@ -100,8 +100,8 @@ func (n *Notifier) Publish(ctx context.Context, ev mcpmw.Event) error {
 	cmd := redis.NewIntCmd(bounded, "publish", n.channel, payload)
 	_ = n.s.client.Process(bounded, noRetry{cmd})
 	if err := cmd.Err(); err != nil {
-		if !gaveUp(ctx) { // a caller that gave up first is no outage
-			n.health.failed(err)
+		if n.health.judge(ctx, err) { // not when the caller gave up first
+			return outage(err)
 		}
 		return err
 	}

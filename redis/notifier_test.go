@@ -247,7 +247,7 @@ func TestCloseLeaksNothing(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	for _, down := range []bool{false, true} {
 		client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-		n := mcpredis.NewNotifier(mcpredis.Config{Client: client, Logger: discard})
+		n := mcpredis.NewNotifier(mcpredis.Config{Client: client, Logger: discard, Timeout: 2 * time.Second})
 		subscribers(t, newClient(t, srv.Addr), "mcpmw:", 1)
 		n.Subscribe(func(mcpmw.Event) {})
 		require.NoError(t, n.Publish(context.Background(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))

@@ -61,7 +61,7 @@ type Relay struct {
 
 // relayStartTimeout bounds how long NewRelay waits for its subscription
 // when ctx sets no earlier deadline.
-var relayStartTimeout = 5 * time.Second
+const relayStartTimeout = 5 * time.Second
 
 // relayRetryPause is how long NewRelay waits before asking again when
 // Redis refuses the connection (not up yet).
@@ -78,6 +78,11 @@ const instanceIDBytes = 16
 // nothing behind. It panics on a setup mistake in cfg, as PerIP does;
 // Config.Failure plays no part here.
 func NewRelay(ctx context.Context, cfg Config) (*Relay, error) {
+	return newRelay(ctx, cfg, relayStartTimeout)
+}
+
+// newRelay is NewRelay, waiting at most wait for the subscriptions.
+func newRelay(ctx context.Context, cfg Config, wait time.Duration) (*Relay, error) {
 	s := settle("NewRelay", cfg)
 	var b [instanceIDBytes]byte
 	_, _ = rand.Read(b[:]) // never fails (Go 1.24)
@@ -86,7 +91,7 @@ func NewRelay(ctx context.Context, cfg Config) (*Relay, error) {
 	r.channel, r.shared = r.channelOf(r.id), s.prefix+"instances"
 	r.health = health{logger: s.logger, what: "relay", down1: "mcpredis: Redis does not answer: answers and cancellations for other instances are lost until it does"}
 
-	ctx, cancel := context.WithTimeout(ctx, relayStartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
 		r.publish, r.kind = "spublish", "ssubscribe"
@@ -198,8 +203,8 @@ func (r *Relay) publishTo(ctx context.Context, command, channel string, payload 
 	_ = r.s.client.Process(bounded, noRetry{cmd})
 	n, err := cmd.Result()
 	if err != nil {
-		if !gaveUp(ctx) { // a caller that gave up first is no outage
-			r.health.failed(err)
+		if r.health.judge(ctx, err) { // not when the caller gave up first
+			return 0, outage(err)
 		}
 		return 0, err
 	}
