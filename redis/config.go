@@ -55,6 +55,15 @@ type Config struct {
 	// when it answers again, never one per request. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// MaxRelayBytes bounds the payload a Relay sends (a legacy client's
+	// answer, relayed to the instance waiting for it): a larger one is
+	// refused with an error wrapping ErrPayloadTooLarge. Redis drops a
+	// subscriber whose output buffer passes client-output-buffer-limit
+	// pubsub (32 MB at once, or 8 MB for a minute, by default), cutting
+	// that instance off, so keep it well below the server's limit.
+	// Default 1 MiB.
+	MaxRelayBytes int
 }
 
 // A FailurePolicy says what the rate limiter does while Redis cannot
@@ -85,23 +94,25 @@ func (p FailurePolicy) String() string {
 }
 
 const (
-	defaultPrefix  = "mcpmw:"
-	defaultTimeout = 50 * time.Millisecond
+	defaultPrefix   = "mcpmw:"
+	defaultTimeout  = 50 * time.Millisecond
+	defaultMaxRelay = 1 << 20
 )
 
 // settings is a Config with its defaults filled in and checked.
 type settings struct {
-	client  redis.UniversalClient
-	prefix  string
-	failure FailurePolicy
-	timeout time.Duration
-	logger  *slog.Logger
+	client   redis.UniversalClient
+	prefix   string
+	failure  FailurePolicy
+	timeout  time.Duration
+	logger   *slog.Logger
+	maxRelay int
 }
 
 // settle fills in cfg's defaults; it panics, naming what, on a setup
 // mistake (the constructor is what names itself in the message).
 func settle(ctor string, cfg Config) settings {
-	s := settings{client: cfg.Client, prefix: cfg.Prefix, failure: cfg.Failure, timeout: cfg.Timeout, logger: cfg.Logger}
+	s := settings{client: cfg.Client, prefix: cfg.Prefix, failure: cfg.Failure, timeout: cfg.Timeout, logger: cfg.Logger, maxRelay: cfg.MaxRelayBytes}
 	switch {
 	case s.client == nil:
 		panic("mcpredis: " + ctor + ": Config.Client is nil")
@@ -109,6 +120,8 @@ func settle(ctor string, cfg Config) settings {
 		panic(fmt.Sprintf("mcpredis: %s: Config.Failure is %v: want FailOpen or FailClosed", ctor, s.failure))
 	case s.timeout < 0:
 		panic(fmt.Sprintf("mcpredis: %s: Config.Timeout is %v: want a positive duration, or 0 for the default", ctor, s.timeout))
+	case s.maxRelay < 0:
+		panic(fmt.Sprintf("mcpredis: %s: Config.MaxRelayBytes is %d: want a positive size, or 0 for the default", ctor, s.maxRelay))
 	}
 	if why := ignoresDeadlines(s.client); why != "" {
 		panic("mcpredis: " + ctor + ": Config.Client " + why +
@@ -119,6 +132,9 @@ func settle(ctor string, cfg Config) settings {
 	}
 	if s.timeout == 0 {
 		s.timeout = defaultTimeout
+	}
+	if s.maxRelay == 0 {
+		s.maxRelay = defaultMaxRelay
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
