@@ -21,3 +21,12 @@ func NewTaskStoreAt(cfg Config, now func() time.Time) *TaskStore {
 	s.now = now
 	return s
 }
+
+// CannotServeYet is cannotServeYet, for an error Redis answered with msg.
+func CannotServeYet(msg string) bool { return cannotServeYet(answered(msg)) }
+
+// answered is an error as Redis answers one.
+type answered string
+
+func (e answered) Error() string { return string(e) }
+func (answered) RedisError()     {}

@@ -385,3 +385,16 @@ func TestNotifierNeverWaitsForAHungRedis(t *testing.T) {
 	})
 	within("Close", func() { assert.NoError(t, n.Close()) })
 }
+
+// TestNotifierClosedWhileSubscribingLeaksNothing: a Notifier closed while
+// its first connection waits for a hung Redis leaves no subscription nor
+// goroutine behind once that connection gives up.
+func TestNotifierClosedWhileSubscribingLeaksNothing(t *testing.T) {
+	addr := hungRedis(t)
+	ignore := goleak.IgnoreCurrent()
+	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	n := mcpredis.NewNotifier(mcpredis.Config{Client: client, Logger: discard, Timeout: 500 * time.Millisecond})
+	require.NoError(t, n.Close(), "closed while it subscribes")
+	require.NoError(t, client.Close())
+	goleak.VerifyNone(t, ignore)
+}

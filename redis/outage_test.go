@@ -93,3 +93,49 @@ func TestOutageIsUnavailable(t *testing.T) {
 	var rerr redis.Error
 	assert.False(t, errors.As(err, &rerr), "not an error Redis answered")
 }
+
+// TestCannotServeYet: the errors Redis answers while it cannot serve for a
+// while, and only those, by their first word.
+func TestCannotServeYet(t *testing.T) {
+	t.Parallel()
+	for msg, want := range map[string]bool{
+		"LOADING Redis is loading the dataset in memory":                          true,
+		"BUSY Redis is busy running a script. You can only call SCRIPT KILL":      true,
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set": true,
+		"CLUSTERDOWN The cluster is down":                                         true,
+		"TRYAGAIN Multiple keys request during rehashing of slot":                 true,
+		"READONLY You can't write against a read only replica.":                   true,
+		"NOREPLICAS Not enough good replicas to write.":                           true,
+		"BUSY": true,
+		"BUSYKEY Target key name already exists.": false,
+		"ERR unknown command":                     false,
+		"MOVED 3999 127.0.0.1:6381":               false,
+		"NOSCRIPT No matching script.":            false,
+		"OOM command not allowed":                 false,
+		"LOADINGX":                                false,
+	} {
+		assert.Equal(t, want, mcpredis.CannotServeYet(msg), msg)
+	}
+}
+
+// TestAnsweredErrorIsRedisAnswering: an error Redis answers (a script that
+// fails) is Redis answering: after an outage it is logged as Redis being
+// back, and it is not an outage itself.
+func TestAnsweredErrorIsRedisAnswering(t *testing.T) {
+	t.Parallel()
+	cfg, srv, logs := config(t, mcpredis.FailOpen)
+	s := mcpredis.NewTaskStore(cfg)
+	srv.Stop()
+	_, err := s.Get(t.Context(), "t")
+	require.Error(t, err)
+	srv.Restart()
+	c := newClient(t, srv.Addr)
+	require.NoError(t, c.HSet(t.Context(), taskPrefix+"t", "status", "working", "rlease", "soon").Err())
+	_, _, err = s.Update(t.Context(), "t", mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: time.Now()})
+	require.ErrorContains(t, err, "Redis answered")
+	assert.False(t, unavailable(err))
+	assert.Equal(t, []string{
+		"WARN mcpredis: Redis does not answer: tasks cannot be created, read or changed until it does",
+		"INFO mcpredis: Redis answers again",
+	}, logs.all())
+}

@@ -123,6 +123,7 @@ func TestSetupMistakesPanic(t *testing.T) {
 		{"ring", "Config.Client was made without ContextTimeoutEnabled", func() { mcpredis.PerIP(mcpredis.Config{Client: ring}, 1, time.Minute) }},
 		{"failure", "Config.Failure is FailurePolicy(7)", func() { mcpredis.PerIP(mcpredis.Config{Client: ok, Failure: 7}, 1, time.Minute) }},
 		{"timeout", "Config.Timeout is -1s", func() { mcpredis.PerIP(mcpredis.Config{Client: ok, Timeout: -time.Second}, 1, time.Minute) }},
+		{"relay bound", "Config.MaxRelayBytes is -1: want a positive size, or 0 for the default", func() { mcpredis.PerIP(mcpredis.Config{Client: ok, MaxRelayBytes: -1}, 1, time.Minute) }},
 		{"requests", "PerIP: requests is 0", func() { mcpredis.PerIP(mcpredis.Config{Client: ok}, 0, time.Minute) }},
 		{"window", "By: window is 999µs", func() { mcpredis.By(mcpredis.Config{Client: ok}, 1, 999*time.Microsecond, key) }},
 		{"key", "By: the key func is nil", func() { mcpredis.By(mcpredis.Config{Client: ok}, 1, time.Minute, nil) }},
