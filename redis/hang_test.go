@@ -107,13 +107,7 @@ func TestCloseNeverWaitsForAHungReconnect(t *testing.T) {
 	r, err := mcpredis.NewRelay(t.Context(), cfg)
 	require.NoError(t, err)
 	n := mcpredis.NewNotifier(cfg)
-	resynced := make(chan struct{}, 1)
-	n.SubscribeResync(func() { resynced <- struct{}{} })
-	select {
-	case <-resynced:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the Notifier did not subscribe within 10 s")
-	}
+	subscribers(t, newClient(t, srv.Addr), "mcpmw:", 1)
 
 	proxy.hang()
 	time.Sleep(300 * time.Millisecond) // go-redis reconnects meanwhile, and waits

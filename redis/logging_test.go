@@ -125,17 +125,7 @@ func TestGoRedisLoggerInAnOutageChild(t *testing.T) {
 	}
 	subscribers(t, newClient(t, srv.Addr), "mcpmw:", 1)
 
-	var info, goRedis []string
-	for _, line := range logs.all() {
-		switch {
-		case strings.HasPrefix(line, "DEBUG go-redis: "):
-			goRedis = append(goRedis, line)
-		case strings.HasPrefix(line, "DEBUG"):
-		default:
-			info = append(info, line)
-		}
-	}
-	assert.ElementsMatch(t, []string{
+	want := []string{
 		"WARN mcpredis notifier: mcpredis: Redis does not answer: events published here reach this instance only until it does",
 		"INFO mcpredis notifier: mcpredis: Redis answers again",
 		"INFO mcpredis notifier: mcpredis: subscription restored: events published meanwhile are lost; telling listeners their lists may have changed",
@@ -147,7 +137,28 @@ func TestGoRedisLoggerInAnOutageChild(t *testing.T) {
 		"INFO mcpredis task store: mcpredis: Redis answers again",
 		"WARN mcpredis rate limit: mcpredis: Redis does not answer: the rate limit fails open until it does",
 		"INFO mcpredis rate limit: mcpredis: Redis answers again",
-	}, info, "at Info and above, the package's lines only")
+	}
+	// split returns the lines logged so far at Info and above, and
+	// go-redis's own.
+	split := func() (info, goRedis []string) {
+		for _, line := range logs.all() {
+			switch {
+			case strings.HasPrefix(line, "DEBUG go-redis: "):
+				goRedis = append(goRedis, line)
+			case strings.HasPrefix(line, "DEBUG"):
+			default:
+				info = append(info, line)
+			}
+		}
+		return info, goRedis
+	}
+	// The restorations are logged as the subscriptions' goroutines read
+	// their confirmations: wait for as many lines as are wanted.
+	info, goRedis := split()
+	for deadline := time.Now().Add(10 * time.Second); len(info) < len(want) && time.Now().Before(deadline); info, goRedis = split() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.ElementsMatch(t, want, info, "at Info and above, the package's lines only")
 	assert.NotEmpty(t, goRedis, "go-redis's own lines went to Debug")
 	t.Logf("go-redis lines at Debug during a 3 s outage: %d", len(goRedis))
 }

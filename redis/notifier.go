@@ -28,9 +28,10 @@ import (
 // one PUBLISH; an instance never hears its own events twice. Pub/sub is
 // at-most-once: an event published while an instance's subscription is
 // broken, or not made yet, never reaches it. go-redis restores the
-// subscription by itself; each time Redis confirms it, the first time
-// included, the Notifier calls the funcs given to SubscribeResync, so
-// that listeners can be told their lists may have changed.
+// subscription by itself; each time it does, and when the first came late
+// (Redis was down at start), the Notifier calls the funcs given to
+// SubscribeResync, so that listeners can be told their lists may have
+// changed.
 //
 // A Notifier is safe for concurrent use. Close it when done.
 type Notifier struct {
@@ -86,33 +87,43 @@ func NewNotifier(cfg Config) *Notifier {
 // run makes the subscription, then reads it until Close.
 func (n *Notifier) run() {
 	defer close(n.done)
-	if ps := n.subscribe(); ps != nil {
-		n.receive(ps.ChannelWithSubscriptions())
+	if ps, prompt := n.subscribe(); ps != nil {
+		n.receive(ps.ChannelWithSubscriptions(), prompt)
 	}
 }
 
-// subscribe makes the subscription, within Config.Timeout for its first
-// connection (go-redis connects again by itself after that), and returns
-// it; nil once Close is called first. A client that cannot subscribe at
-// all yet (a Ring whose every shard is down) is asked again.
-func (n *Notifier) subscribe() *redis.PubSub {
-	for {
+// subscribe makes the subscription, and returns it, or nil once Close is
+// called first. It reports whether Redis confirmed it at once: on the
+// first connection, within Config.Timeout (no listener can have missed an
+// event then, beyond those of the moment NewNotifier was called). When it
+// did not, go-redis connects again by itself, and the confirmation comes
+// later, to receive. A client that cannot subscribe at all yet (a Ring
+// whose every shard is down) is asked again.
+func (n *Notifier) subscribe() (*redis.PubSub, bool) {
+	for first := true; ; first = false {
 		ctx, cancel := context.WithTimeout(context.Background(), n.s.timeout)
 		ps, err := subscribe(ctx, n.s.client, "subscribe", n.channel)
-		cancel()
 		if err == nil {
+			prompt := false
+			if first {
+				msg, err := ps.Receive(ctx)
+				_, confirmed := msg.(*redis.Subscription)
+				prompt = err == nil && confirmed
+			}
+			cancel()
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			if n.closed {
 				_ = ps.Close()
-				return nil
+				return nil, false
 			}
 			n.pubsub = ps
-			return ps
+			return ps, prompt
 		}
+		cancel()
 		select {
 		case <-n.stop:
-			return nil
+			return nil, false
 		case <-time.After(subscribeRetryPause):
 		}
 	}
@@ -155,14 +166,15 @@ func (n *Notifier) Subscribe(deliver func(mcpmw.Event)) (cancel func()) {
 	return n.local.Subscribe(deliver)
 }
 
-// SubscribeResync calls resync each time Redis confirms the Notifier's
-// subscription, until cancel is called: the first time (a listener that
-// opened before it may have missed events: Redis was down or slow at
-// start), and each time go-redis has restored it after a break (Redis
-// restarted, a network failure, a failover), when events published
-// meanwhile may have been lost. resync runs on the receiving goroutine,
-// before any event that comes after the confirmed subscription, and must
-// not block.
+// SubscribeResync calls resync, until cancel is called, each time events
+// published on the other instances may have been lost: when go-redis has
+// restored the Notifier's subscription after a break (Redis restarted, a
+// network failure, a failover), and when the first subscription came late
+// (Redis was down, or slow, when the Notifier started: Redis did not
+// confirm it within Config.Timeout), so that listeners that opened
+// meanwhile hear that their lists may have changed. resync runs on the
+// receiving goroutine, before any event that comes after the confirmed
+// subscription, and must not block.
 func (n *Notifier) SubscribeResync(resync func()) (cancel func()) {
 	key := &resync
 	n.mu.Lock()
@@ -203,10 +215,9 @@ func (n *Notifier) Close() error {
 
 // receive reads the subscription until Close: events from other
 // instances go to the subscribers; each subscription confirmation calls
-// the resync funcs, and one after the first means go-redis has
-// reconnected.
-func (n *Notifier) receive(ch <-chan any) {
-	subscribed := false
+// the resync funcs, and one after the first (subscribed: subscribe read
+// that one) means go-redis has reconnected.
+func (n *Notifier) receive(ch <-chan any, subscribed bool) {
 	for {
 		var msg any
 		select {

@@ -54,13 +54,18 @@ func TestRelayAndNotifierOnARing(t *testing.T) {
 	cfg.Client = newRing()
 	b := mcpredis.NewNotifier(cfg)
 	t.Cleanup(func() { _, _ = a.Close(), b.Close() })
-	resynced := make(chan struct{}, 1)
-	b.SubscribeResync(func() { resynced <- struct{}{} })
-	select {
-	case <-resynced: // b's subscription is confirmed
-	case <-time.After(10 * time.Second):
-		t.Fatal("b not subscribed within 10 s")
+	// Both subscriptions are on the shard the channel's name picks.
+	numsub := func(s *redistest.Server) int64 {
+		counts, err := newClient(t, s.Addr).PubSubNumSub(t.Context(), "mcpmw:events").Result()
+		require.NoError(t, err)
+		return counts["mcpmw:events"]
 	}
+	deadline := time.Now().Add(10 * time.Second)
+	for numsub(one)+numsub(two) < 2 {
+		require.True(t, time.Now().Before(deadline), "the Notifiers not subscribed within 10 s")
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Contains(t, []int64{0, 2}, numsub(one), "one shard holds the channel")
 	got := newEvents()
 	b.Subscribe(got.deliver)
 	const n = 20
