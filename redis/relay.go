@@ -68,7 +68,6 @@ type Relay struct {
 
 	mu        sync.Mutex
 	pubsub    *redis.PubSub // the subscription to channel: a new one after Redis ended it
-	closed    bool
 	receivers map[*func([]byte)]struct{}
 }
 
@@ -250,9 +249,6 @@ func (r *Relay) publishTo(ctx context.Context, command, channel string, payload 
 // go-redis to close each subscription.
 func (r *Relay) Close() error {
 	r.closeOnce.Do(func() {
-		r.mu.Lock()
-		r.closed = true
-		r.mu.Unlock()
 		close(r.stop)
 		r.done.Wait()
 		r.mu.Lock()

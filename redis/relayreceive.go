@@ -61,7 +61,8 @@ func (r *Relay) restored(channel string) {
 
 // resubscribe closes old, the subscription to this instance's channel
 // that Redis ended, and subscribes again, asking until Redis confirms it;
-// it returns the new subscription, or nil once Close is called.
+// it returns the new subscription (which Close closes), or nil once Close
+// is called.
 func (r *Relay) resubscribe(old *redis.PubSub) *redis.PubSub {
 	r.s.logger.LogAttrs(context.Background(), slog.LevelWarn,
 		"mcpredis: Redis ended the relay's subscription (its slot moved to another node): subscribing again",
@@ -73,12 +74,8 @@ func (r *Relay) resubscribe(old *redis.PubSub) *redis.PubSub {
 		}
 		if ps, err := r.subscribeOnce(); err == nil {
 			r.mu.Lock()
-			defer r.mu.Unlock()
-			if r.closed {
-				_ = ps.Close()
-				return nil
-			}
-			r.pubsub = ps
+			r.pubsub = ps // Close closes it, once this goroutine has returned
+			r.mu.Unlock()
 			r.restored(r.channel)
 			return ps
 		}
@@ -101,7 +98,7 @@ func (r *Relay) subscribeOnce() (*redis.PubSub, error) {
 		return nil, err
 	}
 	msg, err := ps.Receive(ctx)
-	if s, ok := msg.(*redis.Subscription); err == nil && ok && s.Kind == r.kind {
+	if _, ok := msg.(*redis.Subscription); err == nil && ok { // nothing else comes first
 		return ps, nil
 	}
 	_ = ps.Close()

@@ -1,6 +1,7 @@
 package mcpredis_test
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -121,6 +122,20 @@ func TestTaskStoreClockWithinHalfASecondTakenAsItIs(t *testing.T) {
 		score, err = c.ZScore(ctx, leaseSet, id).Result()
 		require.NoError(t, err)
 		assert.Equal(t, task.LeaseUntil.Add(time.Minute+x.moved).UnixMilli(), int64(score), "renewed by a clock %v off", x.off)
+
+		// Its own reaps, moved as much, compare exactly as Task.Apply does.
+		lease := time.UnixMilli(task.LeaseUntil.Add(time.Minute).UnixMilli()) // as stored: whole ms
+		for _, c := range []struct {
+			now  time.Time
+			want bool
+		}{{lease, false}, {lease.Add(time.Millisecond), true}} {
+			ids, err := s.Expired(ctx, c.now, 100)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, slices.Contains(ids, id), "Expired at lease%+v, by a clock %v off", c.now.Sub(lease), x.off)
+			_, changed, err := s.Update(ctx, id, mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: c.now})
+			require.NoError(t, err)
+			assert.Equal(t, c.want, changed, "TaskReap at lease%+v, by a clock %v off", c.now.Sub(lease), x.off)
+		}
 	}
 }
 
