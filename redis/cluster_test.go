@@ -2,6 +2,8 @@ package mcpredis_test
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -111,4 +113,106 @@ func TestTaskStoreUnderCluster(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, holding, "one node holds the store's keys")
+}
+
+// moveSlot moves slot, which holds no key, from the node at from to the
+// node at to, as a resharding does (IMPORTING, MIGRATING, then NODE on
+// every node), and waits until every node says to holds it.
+func moveSlot(t *testing.T, addrs []string, slot int64, from, to string) {
+	t.Helper()
+	ctx := t.Context()
+	node := func(addr string) *redis.Client { return newClient(t, addr) }
+	id := func(addr string) string {
+		t.Helper()
+		v, err := node(addr).Do(ctx, "cluster", "myid").Text()
+		require.NoError(t, err)
+		return v
+	}
+	fromID, toID := id(from), id(to)
+	n, err := node(from).ClusterCountKeysInSlot(ctx, int(slot)).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "the slot holds no key: nothing to MIGRATE")
+	require.NoError(t, node(to).Do(ctx, "cluster", "setslot", slot, "importing", fromID).Err())
+	require.NoError(t, node(from).Do(ctx, "cluster", "setslot", slot, "migrating", toID).Err())
+	require.NoError(t, node(to).Do(ctx, "cluster", "setslot", slot, "node", toID).Err())
+	require.NoError(t, node(from).Do(ctx, "cluster", "setslot", slot, "node", toID).Err())
+	for _, addr := range addrs {
+		if addr != from && addr != to {
+			require.NoError(t, node(addr).Do(ctx, "cluster", "setslot", slot, "node", toID).Err())
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, addr := range addrs {
+		for slotOwner(t, addr, slot) != to {
+			require.True(t, time.Now().Before(deadline), "%s does not say %s holds slot %d within 10 s", addr, to, slot)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// slotOwner returns the address of the master holding slot, as the node
+// at addr sees it.
+func slotOwner(t *testing.T, addr string, slot int64) string {
+	t.Helper()
+	shards, err := newClient(t, addr).ClusterShards(t.Context()).Result()
+	require.NoError(t, err)
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			for _, n := range sh.Nodes {
+				if r.Start <= slot && slot <= r.End && n.Role == "master" {
+					return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// TestRelayFollowsItsSlotToAnotherNode: under Cluster, when the slot of an
+// instance's channel moves to another node, Redis ends its subscription
+// (SUNSUBSCRIBE); the relay subscribes again on that node, logging both,
+// and payloads reach it again.
+func TestRelayFollowsItsSlotToAnotherNode(t *testing.T) {
+	t.Parallel()
+	addrs := redistest.StartCluster(t, 3)
+	newCluster := func() *redis.ClusterClient {
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	logs := &logLines{}
+	a, aIn := newRelay(t, newCluster(), logs)
+	b, _ := newRelay(t, newCluster(), nil)
+	ok, err := b.Send(t.Context(), a.ID(), []byte("before"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	aIn.wait(t, 1)
+
+	channel := "mcpmw:instance:" + a.ID()
+	slot, err := newClient(t, addrs[0]).ClusterKeySlot(t.Context(), channel).Result()
+	require.NoError(t, err)
+	from := slotOwner(t, addrs[0], slot)
+	to := addrs[0]
+	if to == from {
+		to = addrs[1]
+	}
+	moveSlot(t, addrs, slot, from, to)
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, err := b.Send(t.Context(), a.ID(), []byte("after"))
+		if err == nil && ok {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "a does not hear its channel within 10 s of the slot's move (%v, %v)", ok, err)
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Equal(t, []string{"before", "after"}, aIn.wait(t, 2))
+	assert.Equal(t, []string{
+		"WARN mcpredis: Redis ended the relay's subscription (its slot moved to another node): subscribing again",
+		"INFO mcpredis: the relay's subscription is restored: this instance receives answers and cancellations again",
+	}, logs.all())
+	subs, err := newClient(t, to).Do(t.Context(), "pubsub", "shardnumsub", channel).Slice()
+	require.NoError(t, err)
+	assert.Equal(t, []any{channel, int64(1)}, subs, "a is subscribed on the node that holds the slot now")
 }

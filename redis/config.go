@@ -21,13 +21,16 @@ type Config struct {
 	// share one budget per client, hear each other's events and see each
 	// other's tasks.
 	//
-	// The client must honour the per-call deadline: a *redis.Client,
-	// *redis.ClusterClient or *redis.Ring made without
-	// ContextTimeoutEnabled: true waits its ReadTimeout, 3 s by default,
-	// for a server that has stopped answering, and the constructors panic
-	// on such a client. redis.ParseURL never sets it (no URL parameter
-	// does): set it on the Options it returns, as the package example does. Another UniversalClient must bound each command by
-	// its context's deadline in the same way.
+	// The client must honour the per-call deadline, and the constructors
+	// panic on one that cannot: a *redis.Client, *redis.ClusterClient or
+	// *redis.Ring made without ContextTimeoutEnabled: true waits its
+	// ReadTimeout, 3 s by default, for a server that has stopped
+	// answering; a *redis.AutoPipeliner holds a queued call until its
+	// batch is answered, whatever the call's deadline (give the client it
+	// was made from). redis.ParseURL never sets ContextTimeoutEnabled (no
+	// URL parameter does): set it on the Options it returns, as the
+	// package example does. Another UniversalClient must bound each
+	// command by its context's deadline in the same way.
 	Client redis.UniversalClient
 
 	// Prefix starts every key and channel name the package uses, so that
@@ -52,6 +55,15 @@ type Config struct {
 	// when it answers again, never one per request. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// MaxRelayBytes bounds the payload a Relay sends (a legacy client's
+	// answer, relayed to the instance waiting for it): a larger one is
+	// refused with an error wrapping ErrPayloadTooLarge. Redis drops a
+	// subscriber whose output buffer passes client-output-buffer-limit
+	// pubsub (32 MB at once, or 8 MB for a minute, by default), cutting
+	// that instance off, so keep it well below the server's limit.
+	// Default 1 MiB.
+	MaxRelayBytes int
 }
 
 // A FailurePolicy says what the rate limiter does while Redis cannot
@@ -82,23 +94,25 @@ func (p FailurePolicy) String() string {
 }
 
 const (
-	defaultPrefix  = "mcpmw:"
-	defaultTimeout = 50 * time.Millisecond
+	defaultPrefix   = "mcpmw:"
+	defaultTimeout  = 50 * time.Millisecond
+	defaultMaxRelay = 1 << 20
 )
 
 // settings is a Config with its defaults filled in and checked.
 type settings struct {
-	client  redis.UniversalClient
-	prefix  string
-	failure FailurePolicy
-	timeout time.Duration
-	logger  *slog.Logger
+	client   redis.UniversalClient
+	prefix   string
+	failure  FailurePolicy
+	timeout  time.Duration
+	logger   *slog.Logger
+	maxRelay int
 }
 
 // settle fills in cfg's defaults; it panics, naming what, on a setup
 // mistake (the constructor is what names itself in the message).
 func settle(ctor string, cfg Config) settings {
-	s := settings{client: cfg.Client, prefix: cfg.Prefix, failure: cfg.Failure, timeout: cfg.Timeout, logger: cfg.Logger}
+	s := settings{client: cfg.Client, prefix: cfg.Prefix, failure: cfg.Failure, timeout: cfg.Timeout, logger: cfg.Logger, maxRelay: cfg.MaxRelayBytes}
 	switch {
 	case s.client == nil:
 		panic("mcpredis: " + ctor + ": Config.Client is nil")
@@ -106,9 +120,12 @@ func settle(ctor string, cfg Config) settings {
 		panic(fmt.Sprintf("mcpredis: %s: Config.Failure is %v: want FailOpen or FailClosed", ctor, s.failure))
 	case s.timeout < 0:
 		panic(fmt.Sprintf("mcpredis: %s: Config.Timeout is %v: want a positive duration, or 0 for the default", ctor, s.timeout))
-	case !honoursDeadlines(s.client):
-		panic("mcpredis: " + ctor + ": Config.Client was made without ContextTimeoutEnabled: true, " +
-			"so a stalled Redis would hold each request for the client's ReadTimeout instead of Config.Timeout")
+	case s.maxRelay < 0:
+		panic(fmt.Sprintf("mcpredis: %s: Config.MaxRelayBytes is %d: want a positive size, or 0 for the default", ctor, s.maxRelay))
+	}
+	if why := ignoresDeadlines(s.client); why != "" {
+		panic("mcpredis: " + ctor + ": Config.Client " + why +
+			", so a stalled Redis would hold each request past Config.Timeout")
 	}
 	if s.prefix == "" {
 		s.prefix = defaultPrefix
@@ -116,25 +133,39 @@ func settle(ctor string, cfg Config) settings {
 	if s.timeout == 0 {
 		s.timeout = defaultTimeout
 	}
+	if s.maxRelay == 0 {
+		s.maxRelay = defaultMaxRelay
+	}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
 	return s
 }
 
-// honoursDeadlines reports whether c bounds its socket reads by the
-// context's deadline, as far as can be told: go-redis's own clients say
-// so in their options; anything else is taken at its word.
-func honoursDeadlines(c redis.UniversalClient) bool {
+// ignoresDeadlines says why c cannot bound each call by its context's
+// deadline, or returns "" when, as far as can be told, it does: go-redis's
+// own clients say so in their options; an AutoPipeliner never does (a call
+// it has queued waits for its batch, whatever its deadline); anything else
+// is taken at its word.
+func ignoresDeadlines(c redis.UniversalClient) string {
+	const noCtxTimeout = "was made without ContextTimeoutEnabled: true (it waits its ReadTimeout, 3 s by default, for a server that has stopped answering)"
 	switch c := c.(type) {
 	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled
+		if !c.Options().ContextTimeoutEnabled {
+			return noCtxTimeout
+		}
 	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled
+		if !c.Options().ContextTimeoutEnabled {
+			return noCtxTimeout
+		}
 	case *redis.Ring:
-		return c.Options().ContextTimeoutEnabled
+		if !c.Options().ContextTimeoutEnabled {
+			return noCtxTimeout
+		}
+	case *redis.AutoPipeliner:
+		return "is a *redis.AutoPipeliner, whose queued calls wait for their batch whatever their deadline: give the client it was made from"
 	}
-	return true
+	return ""
 }
 
 // noRetry is a command go-redis sends once: never again after a network

@@ -8,11 +8,13 @@
 //
 // It is a module of its own, github.com/mcpmw/mcpmw/redis, so that the
 // core never depends on Redis. It builds on github.com/redis/go-redis/v9
-// and takes any redis.UniversalClient: one node, Sentinel or Cluster.
+// and takes any redis.UniversalClient that ends each call at its deadline
+// (see Config.Client): one node, Sentinel, Cluster or Ring.
 //
 //	opt, err := redis.ParseURL(os.Getenv("REDIS_URL"))
 //	if err != nil { … }
 //	opt.ContextTimeoutEnabled = true // Config.Timeout must bound each call
+//	redis.SetLogger(mcpredis.GoRedisLogger{Logger: logger, Level: slog.LevelDebug}) // go-redis's own lines at Debug
 //	cfg := mcpredis.Config{Client: redis.NewClient(opt), Failure: mcpredis.FailOpen}
 //	notify := mcpredis.NewNotifier(cfg)
 //	defer notify.Close()
@@ -30,9 +32,10 @@
 // per listener: each Notifier holds one subscription and fans events out
 // in its process. A task store call is one round trip too: one HGETALL
 // per tasks/get, one script per Create and per Update (a renewal, a
-// question, an answer, a cancellation, the end); Expired, which each
-// instance calls every half lease, is one ZRANGEBYSCORE, and a second
-// script only when it finds expired leases.
+// question, an answer, a cancellation, the end; an answer of more than 64
+// responses or 64 KiB takes a read first); Expired, which each instance
+// calls every half lease, is one script, and a second only when it finds
+// expired leases.
 //
 // # Keys and channels
 //
@@ -51,7 +54,8 @@
 //	                                           (cancellations)
 //	<prefix>{tasks}task:<id>                   a task: a hash, forgotten at Created+TTL
 //	<prefix>{tasks}task-leases                 the tasks that are not terminal: a sorted
-//	                                           set scored by the end of their lease
+//	                                           set scored by the end of their lease, on
+//	                                           Redis's clock
 //
 // A rate-limit script touches one key, so under Cluster each check goes
 // to the one node holding its slot. The limit is part of the key, so a
@@ -74,4 +78,23 @@
 // at-most-once), so each restored subscription calls the funcs given to
 // Notifier.SubscribeResync, through which listeners can be told that
 // their lists may have changed.
+//
+// go-redis logs too, on its own: a line for each failed reconnection of
+// each of its connections, a dozen or more a minute per instance during
+// an outage, to the standard error. Its logger is process-wide, so this
+// package leaves it alone; route it once in main, before making the
+// client, to keep one line each way:
+//
+//	redis.SetLogger(mcpredis.GoRedisLogger{Logger: logger, Level: slog.LevelDebug})
+//
+// An error of a call that Redis did not answer in time, or that Redis
+// answered it cannot serve for now (LOADING, BUSY, MASTERDOWN,
+// CLUSTERDOWN, TRYAGAIN, READONLY, NOREPLICAS), has the method
+// Unavailable() bool, which returns true: a caller tells it from any
+// other error, without importing this package, with
+//
+//	var u interface{ Unavailable() bool }
+//	if errors.As(err, &u) && u.Unavailable() { … 503, Retry-After … }
+//
+// A call that its caller gave up first (its context done) is not one.
 package mcpredis

@@ -1,14 +1,32 @@
 package mcpredis
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // ValidInstanceID is for the tests of package mcpredis_test.
 var ValidInstanceID = validInstanceID
 
-// SetRelayStartTimeout sets how long NewRelay waits for its subscription,
-// until restore is called.
-func SetRelayStartTimeout(d time.Duration) (restore func()) {
-	old := relayStartTimeout
-	relayStartTimeout = d
-	return func() { relayStartTimeout = old }
+// NewRelayWithin is NewRelay, waiting at most wait (not 5 s) for its
+// subscriptions.
+func NewRelayWithin(ctx context.Context, cfg Config, wait time.Duration) (*Relay, error) {
+	return newRelay(ctx, cfg, wait)
 }
+
+// NewTaskStoreAt returns a TaskStore as NewTaskStore does, whose instance
+// reads its clock from now: an instance whose clock is off.
+func NewTaskStoreAt(cfg Config, now func() time.Time) *TaskStore {
+	s := NewTaskStore(cfg)
+	s.now = now
+	return s
+}
+
+// CannotServeYet is cannotServeYet, for an error Redis answered with msg.
+func CannotServeYet(msg string) bool { return cannotServeYet(answered(msg)) }
+
+// answered is an error as Redis answers one.
+type answered string
+
+func (e answered) Error() string { return string(e) }
+func (answered) RedisError()     {}

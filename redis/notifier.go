@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,8 +27,9 @@ import (
 // LocalNotifier does, and sends the event to the other instances with
 // one PUBLISH; an instance never hears its own events twice. Pub/sub is
 // at-most-once: an event published while an instance's subscription is
-// broken never reaches it. go-redis restores the subscription by itself;
-// each time it does, the Notifier calls the funcs given to
+// broken, or not made yet, never reaches it. go-redis restores the
+// subscription by itself; each time it does, and when the first came late
+// (Redis was down at start), the Notifier calls the funcs given to
 // SubscribeResync, so that listeners can be told their lists may have
 // changed.
 //
@@ -37,13 +39,14 @@ type Notifier struct {
 	channel string
 	self    string // this Notifier's id: its own events come back from Redis with it
 	local   *mcpmw.LocalNotifier
-	pubsub  *redis.PubSub
+	stop    chan struct{} // closed by Close
 	done    chan struct{} // closed when the receiving goroutine has returned
 	health  health
 	garbled atomic.Bool // an undecodable message was logged
 
 	mu     sync.Mutex
 	resync map[*func()]struct{}
+	pubsub *redis.PubSub // nil until the receiving goroutine has made it
 	closed bool
 }
 
@@ -58,11 +61,11 @@ type wireEvent struct {
 }
 
 // NewNotifier returns a Notifier on cfg's Redis and starts its
-// subscription to the channel <Prefix>events; it does not wait for Redis
-// (a Notifier made while Redis is down subscribes once it is up). Every
-// instance of a service gives the same Redis and Prefix. NewNotifier
-// panics on a setup mistake in cfg, as PerIP does; Config.Failure plays
-// no part here.
+// subscription to the channel <Prefix>events on a goroutine of its own:
+// it sends nothing to Redis and waits for nothing (a Notifier made while
+// Redis is down, or hung, subscribes once it answers). Every instance of
+// a service gives the same Redis and Prefix. NewNotifier panics on a
+// setup mistake in cfg, as PerIP does; Config.Failure plays no part here.
 func NewNotifier(cfg Config) *Notifier {
 	s := settle("NewNotifier", cfg)
 	var id [16]byte
@@ -72,13 +75,58 @@ func NewNotifier(cfg Config) *Notifier {
 		channel: s.prefix + "events",
 		self:    hex.EncodeToString(id[:]),
 		local:   mcpmw.NewLocalNotifier(),
+		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		resync:  map[*func()]struct{}{},
 	}
 	n.health = health{logger: s.logger, what: "notifier", down1: "mcpredis: Redis does not answer: events published here reach this instance only until it does"}
-	n.pubsub = s.client.Subscribe(context.Background(), n.channel)
-	go n.receive(n.pubsub.ChannelWithSubscriptions())
+	go n.run()
 	return n
+}
+
+// run makes the subscription, then reads it until Close.
+func (n *Notifier) run() {
+	defer close(n.done)
+	if ps, prompt := n.subscribe(); ps != nil {
+		n.receive(ps.ChannelWithSubscriptions(), prompt)
+	}
+}
+
+// subscribe makes the subscription, and returns it, or nil once Close is
+// called first. It reports whether Redis confirmed it at once: on the
+// first connection, within Config.Timeout (no listener can have missed an
+// event then, beyond those of the moment NewNotifier was called). When it
+// did not, go-redis connects again by itself, and the confirmation comes
+// later, to receive. A client that cannot subscribe at all yet (a Ring
+// whose every shard is down) is asked again.
+func (n *Notifier) subscribe() (*redis.PubSub, bool) {
+	for first := true; ; first = false {
+		ctx, cancel := context.WithTimeout(context.Background(), n.s.timeout)
+		ps, err := subscribe(ctx, n.s.client, "subscribe", n.channel)
+		if err == nil {
+			prompt := false
+			if first {
+				msg, err := ps.Receive(ctx)
+				_, confirmed := msg.(*redis.Subscription)
+				prompt = err == nil && confirmed
+			}
+			cancel()
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			if n.closed {
+				_ = ps.Close()
+				return nil, false
+			}
+			n.pubsub = ps
+			return ps, prompt
+		}
+		cancel()
+		select {
+		case <-n.stop:
+			return nil, false
+		case <-time.After(subscribeRetryPause):
+		}
+	}
 }
 
 // Publish delivers ev to this process's subscribers, then publishes it to
@@ -97,11 +145,11 @@ func (n *Notifier) Publish(ctx context.Context, ev mcpmw.Event) error {
 	}
 	bounded, cancel := context.WithTimeout(ctx, n.s.timeout)
 	defer cancel()
-	cmd := redis.NewIntCmd(bounded, "publish", n.channel, payload)
+	cmd := publishCmd(bounded, "publish", n.channel, payload)
 	_ = n.s.client.Process(bounded, noRetry{cmd})
 	if err := cmd.Err(); err != nil {
-		if !gaveUp(ctx) { // a caller that gave up first is no outage
-			n.health.failed(err)
+		if n.health.judge(ctx, err) { // not when the caller gave up first
+			return outage(err)
 		}
 		return err
 	}
@@ -118,12 +166,15 @@ func (n *Notifier) Subscribe(deliver func(mcpmw.Event)) (cancel func()) {
 	return n.local.Subscribe(deliver)
 }
 
-// SubscribeResync calls resync each time the Notifier's subscription has
-// been restored after a break (Redis restarted, a network failure, a
-// failover), when events published meanwhile may have been lost, until
-// cancel is called. resync runs on the receiving goroutine, before any
-// event that comes after the restored subscription, and must not block.
-// The first subscription, when the Notifier starts, calls nothing.
+// SubscribeResync calls resync, until cancel is called, each time events
+// published on the other instances may have been lost: when go-redis has
+// restored the Notifier's subscription after a break (Redis restarted, a
+// network failure, a failover), and when the first subscription came late
+// (Redis was down, or slow, when the Notifier started: Redis did not
+// confirm it within Config.Timeout), so that listeners that opened
+// meanwhile hear that their lists may have changed. resync runs on the
+// receiving goroutine, before any event that comes after the confirmed
+// subscription, and must not block.
 func (n *Notifier) SubscribeResync(resync func()) (cancel func()) {
 	key := &resync
 	n.mu.Lock()
@@ -139,29 +190,42 @@ func (n *Notifier) SubscribeResync(resync func()) (cancel func()) {
 // Close ends the subscription and waits for the receiving goroutine to
 // return: no event from another instance is delivered after it, and no
 // resync func called. Publish still reaches this process's subscribers,
-// and Redis. Close may be called more than once; the
-// client stays open (it is the caller's).
+// and Redis. Close may be called more than once; the client stays open
+// (it is the caller's). Close waits at most Config.Timeout for go-redis
+// to close the subscription: one connecting meanwhile to a Redis that
+// accepts and never answers holds it for the client's DialTimeout, and
+// its goroutines end then, on their own.
 func (n *Notifier) Close() error {
 	n.mu.Lock()
 	already := n.closed
 	n.closed = true
+	ps := n.pubsub
 	n.mu.Unlock()
 	if already {
 		<-n.done
 		return nil
 	}
-	err := n.pubsub.Close()
+	close(n.stop)
 	<-n.done
-	return err
+	if ps == nil {
+		return nil
+	}
+	return closeWithin(ps, n.s.timeout)
 }
 
-// receive reads the subscription until it is closed: events from other
-// instances go to the subscribers; each subscription confirmation after
-// the first means go-redis has reconnected.
-func (n *Notifier) receive(ch <-chan any) {
-	defer close(n.done)
-	subscribed := false
-	for msg := range ch {
+// receive reads the subscription until Close: events from other
+// instances go to the subscribers; each subscription confirmation calls
+// the resync funcs, and one after the first (subscribed: subscribe read
+// that one) means go-redis has reconnected.
+func (n *Notifier) receive(ch <-chan any, subscribed bool) {
+	for {
+		var msg any
+		select {
+		case <-n.stop:
+			go drain(ch)
+			return
+		case msg = <-ch:
+		}
 		switch msg := msg.(type) {
 		case *redis.Subscription:
 			if msg.Kind != "subscribe" {
@@ -171,9 +235,9 @@ func (n *Notifier) receive(ch <-chan any) {
 				n.s.logger.LogAttrs(context.Background(), slog.LevelInfo,
 					"mcpredis: subscription restored: events published meanwhile are lost; telling listeners their lists may have changed",
 					slog.String("component", "mcpredis notifier"), slog.String("channel", n.channel))
-				n.resynced()
 			}
 			subscribed = true
+			n.resynced()
 		case *redis.Message:
 			n.deliver(msg.Payload)
 		}

@@ -2,6 +2,7 @@ package mcpredis_test
 
 import (
 	"context"
+	"net"
 	"reflect"
 	"sync"
 	"testing"
@@ -205,7 +206,8 @@ func (u *tenant) InAudience(a string) bool { return a == u.team }
 
 // TestResyncAfterRestart: once go-redis has restored the subscription
 // after redis-server restarts, each resync func is called, once, and
-// events flow again; the first subscription calls none.
+// events flow again; one registered after the first subscription is not
+// called until then.
 func TestResyncAfterRestart(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -217,7 +219,7 @@ func TestResyncAfterRestart(t *testing.T) {
 	cancelled()
 	select {
 	case <-resyncs:
-		t.Fatal("the first subscription called the resync func")
+		t.Fatal("the resync func was called with no subscription restored")
 	case <-time.After(100 * time.Millisecond):
 	}
 
@@ -247,7 +249,7 @@ func TestCloseLeaksNothing(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	for _, down := range []bool{false, true} {
 		client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-		n := mcpredis.NewNotifier(mcpredis.Config{Client: client, Logger: discard})
+		n := mcpredis.NewNotifier(mcpredis.Config{Client: client, Logger: discard, Timeout: 2 * time.Second})
 		subscribers(t, newClient(t, srv.Addr), "mcpmw:", 1)
 		n.Subscribe(func(mcpmw.Event) {})
 		require.NoError(t, n.Publish(context.Background(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
@@ -290,4 +292,109 @@ func TestUndecodableMessagesDroppedAndLoggedOnce(t *testing.T) {
 			assert.Equal(t, []string{"WARN mcpredis: undecodable messages on the events channel are dropped (only the first is logged)"}, logs.all())
 		})
 	}
+}
+
+// TestNotifierFirstSubscribedLateResyncs: a Notifier made while Redis is
+// down subscribes once it is up, and that first subscription calls the
+// resync funcs: a listener that opened meanwhile may have missed events
+// published on the other instances. Events flow after it.
+func TestNotifierFirstSubscribedLateResyncs(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	srv.Stop()
+	logs := &logLines{}
+	n := mcpredis.NewNotifier(mcpredis.Config{Client: newClient(t, srv.Addr), Logger: slogOf(logs), Timeout: 2 * time.Second})
+	t.Cleanup(func() { _ = n.Close() })
+	resyncs := make(chan struct{}, 10)
+	n.SubscribeResync(func() { resyncs <- struct{}{} })
+	got := newEvents()
+	n.Subscribe(got.deliver)
+	time.Sleep(200 * time.Millisecond) // subscribing, and failing, meanwhile
+
+	srv.Restart()
+	select {
+	case <-resyncs:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resync within 10 s of Redis coming up")
+	}
+	subscribers(t, newClient(t, srv.Addr), "mcpmw:", 1)
+	other := mcpredis.NewNotifier(mcpredis.Config{Client: newClient(t, srv.Addr), Logger: discard, Timeout: 2 * time.Second})
+	t.Cleanup(func() { _ = other.Close() })
+	require.NoError(t, other.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+	got.wait(t, 1)
+	assert.Empty(t, resyncs, "one resync for the one subscription")
+	assert.NotContains(t, logs.all(), "INFO mcpredis: subscription restored: events published meanwhile are lost; telling listeners their lists may have changed",
+		"the first subscription is no restoration")
+}
+
+// hungRedis returns the address of a server that accepts connections and
+// never answers, as a Redis that hangs would (SIGSTOP, a stalled proxy).
+func hungRedis(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestNotifierNeverWaitsForAHungRedis: against a Redis that accepts and
+// never answers, NewNotifier returns at once and Close within
+// Config.Timeout, where waiting for go-redis's handshake would cost the
+// client's DialTimeout or ReadTimeout (a minute each here); Publish fails
+// within Config.Timeout.
+func TestNotifierNeverWaitsForAHungRedis(t *testing.T) {
+	t.Parallel()
+	client := redis.NewClient(&redis.Options{Addr: hungRedis(t), ContextTimeoutEnabled: true, DialTimeout: time.Minute, ReadTimeout: time.Minute})
+	t.Cleanup(func() { _ = client.Close() })
+	within := func(what string, f func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { defer close(done); f() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s still waits after 10 s: it waits for the hung Redis", what)
+		}
+	}
+	var n *mcpredis.Notifier
+	cfg := mcpredis.Config{Client: client, Logger: discard, Timeout: 200 * time.Millisecond}
+	within("NewNotifier", func() { n = mcpredis.NewNotifier(cfg) })
+	time.Sleep(300 * time.Millisecond) // go-redis connects meanwhile, and waits
+	within("Publish", func() {
+		assert.Error(t, n.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "read"}))
+	})
+	within("Close", func() { assert.NoError(t, n.Close()) })
+}
+
+// TestNotifierClosedWhileSubscribingLeaksNothing: a Notifier closed while
+// its first connection waits for a hung Redis leaves no subscription nor
+// goroutine behind once that connection gives up.
+func TestNotifierClosedWhileSubscribingLeaksNothing(t *testing.T) {
+	addr := hungRedis(t)
+	ignore := goleak.IgnoreCurrent()
+	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	n := mcpredis.NewNotifier(mcpredis.Config{Client: client, Logger: discard, Timeout: 500 * time.Millisecond})
+	require.NoError(t, n.Close(), "closed while it subscribes")
+	require.NoError(t, client.Close())
+	goleak.VerifyNone(t, ignore)
 }

@@ -2,7 +2,9 @@ package mcpredis
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -67,7 +69,9 @@ func PerIP(cfg Config, requests int, window time.Duration) *RateLimiter {
 // a limit and a key share a budget: that is how instances share one, but
 // it also means two limiters of the same limit keyed differently (by IP
 // and by token, say) should make their keys distinct, e.g. "token:"+hash.
-// By panics on a setup mistake, as PerIP does, or when key is nil.
+// A key longer than 64 bytes goes into Redis as its SHA-256 (so a client
+// that picks the key cannot make Redis keep one of a megabyte). By panics
+// on a setup mistake, as PerIP does, or when key is nil.
 func By(cfg Config, requests int, window time.Duration, key func(r *http.Request, clientIP string) string) *RateLimiter {
 	if key == nil {
 		panic("mcpredis: By: the key func is nil")
@@ -101,12 +105,23 @@ func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration,
 // ratelimit.By.
 const emptyKey = "\x00empty"
 
+// maxKeyLen bounds a key as it goes into Redis: a longer one (read from a
+// header, say, so a client's choice) goes in as its SHA-256, so that no
+// client makes Redis keep, or hash, a key of a size of its choosing. A
+// hashed key is longer than maxKeyLen, so no key kept as it is can take
+// its budget.
+const maxKeyLen = 64
+
 // Limit implements mcpmw.RateLimiter: it asks Redis, once, whether the
 // request's key has room, and sets the refusal's headers.
 func (l *RateLimiter) Limit(w http.ResponseWriter, r *http.Request, clientIP string) bool {
 	k := l.key(r, clientIP)
-	if k == "" {
+	switch {
+	case k == "":
 		k = emptyKey
+	case len(k) > maxKeyLen:
+		sum := sha256.Sum256([]byte(k))
+		k = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), l.s.timeout)
 	defer cancel()

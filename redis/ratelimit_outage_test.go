@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,9 +18,11 @@ import (
 	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
-// slack is what a request may take beyond Config.Timeout on a loaded
-// machine under -race: the deadline is the point, not the microseconds.
-const slack = 250 * time.Millisecond
+// slack is what a call may take beyond Config.Timeout on a busy machine
+// under -race: the deadline is the point, not the microseconds. A call
+// that ignored its deadline would wait the client's ReadTimeout, 3 s, so
+// a second of slack still tells the two apart.
+const slack = time.Second
 
 // timedCodes sends n discovers from remote on each of conc goroutines and
 // returns their statuses, Retry-After values and the slowest answer.
@@ -52,17 +55,21 @@ func timedCodes(e *endpoint, remote string, conc, n int) (codes map[int]int, ret
 // TestRedisStoppedThenStarted: while Redis is down the configured policy
 // holds, every request is answered within the deadline, one line is logged
 // when Redis stops answering and one when it answers again, and the limit
-// works again without a restart.
+// works again without a restart. The limiter that meets the outage has a
+// deadline of 50 ms; the budget before and after it is checked by one of
+// the same limit (so the same budget) with a deadline no busy machine
+// misses.
 func TestRedisStoppedThenStarted(t *testing.T) {
 	t.Parallel()
 	for _, policy := range []mcpredis.FailurePolicy{mcpredis.FailOpen, mcpredis.FailClosed} {
 		t.Run(policy.String(), func(t *testing.T) {
 			t.Parallel()
 			cfg, srv, logs := config(t, policy)
+			checked := newEndpoint(mcpredis.PerIP(mcpredis.Config{Client: cfg.Client, Failure: policy, Logger: discard, Timeout: cfg.Timeout}, 5, time.Minute))
 			cfg.Timeout = 50 * time.Millisecond
 			e := newEndpoint(mcpredis.PerIP(cfg, 5, time.Minute))
 			const ip = "198.51.100.20:1"
-			require.Equal(t, []int{200, 200, 200, 200, 200, 429}, e.codes(ip, 6), "Redis up: the limit holds")
+			require.Equal(t, []int{200, 200, 200, 200, 200, 429}, checked.codes(ip, 6), "Redis up: the limit holds")
 
 			srv.Stop()
 			codes, retry, slowest := timedCodes(e, ip, 8, 10)
@@ -75,19 +82,18 @@ func TestRedisStoppedThenStarted(t *testing.T) {
 			}
 
 			srv.Restart()
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				// The restarted server is empty: the budget is whole again.
-				got := e.codes(ip, 6)
-				if assert.ObjectsAreEqual([]int{200, 200, 200, 200, 200, 429}, got) {
-					break
-				}
-				require.True(t, time.Now().Before(deadline), "the limit did not work again within 5 s of the restart: %v", got)
-				time.Sleep(100 * time.Millisecond)
+			answers := "INFO mcpredis: Redis answers again"
+			deadline := time.Now().Add(10 * time.Second)
+			for !slices.Contains(logs.all(), answers) {
+				require.True(t, time.Now().Before(deadline), "Redis did not answer again within 10 s of the restart")
+				e.discover("198.51.100.99:1")
+				time.Sleep(20 * time.Millisecond)
 			}
+			// The restarted server is empty: the budget is whole again.
+			assert.Equal(t, []int{200, 200, 200, 200, 200, 429}, checked.codes(ip, 6), "the limit holds again")
 			assert.Equal(t, []string{
 				"WARN mcpredis: Redis does not answer: the rate limit fails " + policy.String() + " until it does",
-				"INFO mcpredis: Redis answers again",
+				answers,
 			}, logs.all(), "one line per transition, none per request")
 		})
 	}
@@ -95,13 +101,16 @@ func TestRedisStoppedThenStarted(t *testing.T) {
 
 // TestRedisPausedDeadlineHolds: a server that accepts and never answers
 // (SIGSTOP) costs each request Config.Timeout, not the client's
-// ReadTimeout.
+// ReadTimeout. The limiter paused has a deadline of 30 ms; the script is
+// loaded, and recovery checked, by one with a deadline no busy machine
+// misses.
 func TestRedisPausedDeadlineHolds(t *testing.T) {
 	t.Parallel()
 	cfg, srv, logs := config(t, mcpredis.FailClosed)
+	warm := newEndpoint(mcpredis.PerIP(mcpredis.Config{Client: cfg.Client, Failure: cfg.Failure, Logger: discard, Timeout: cfg.Timeout}, 100, time.Minute))
+	require.Equal(t, []int{200}, warm.codes("192.0.2.9:1", 1))
 	cfg.Timeout = 30 * time.Millisecond
 	e := newEndpoint(mcpredis.PerIP(cfg, 100, time.Minute))
-	require.Equal(t, []int{200}, e.codes("192.0.2.9:1", 1))
 
 	srv.Pause()
 	codes, retry, slowest := timedCodes(e, "192.0.2.9:1", 4, 5)
@@ -110,9 +119,9 @@ func TestRedisPausedDeadlineHolds(t *testing.T) {
 	assert.Equal(t, map[int]int{429: 20}, codes)
 	assert.Equal(t, map[string]int{"1": 20}, retry)
 
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for e.discover("192.0.2.9:1").Code != 200 {
-		require.True(t, time.Now().Before(deadline), "no recovery within 5 s of SIGCONT")
+		require.True(t, time.Now().Before(deadline), "no recovery within 10 s of SIGCONT")
 		time.Sleep(50 * time.Millisecond)
 	}
 	assert.Len(t, logs.all(), 2, "one line down, one up: %v", logs.all())

@@ -81,6 +81,28 @@ func TestByKeysAndEmptyKey(t *testing.T) {
 	assert.Equal(t, []int{429}, e.codes("192.0.2.2:1", 1), "whatever the IP")
 }
 
+// TestByLongKeysBoundedInRedis: a key longer than 64 bytes (here a
+// megabyte, as a client could put in a header) goes into Redis as its
+// SHA-256: the key Redis keeps is short, a key of exactly 64 bytes is
+// kept as it is, and each key still has a budget of its own.
+func TestByLongKeysBoundedInRedis(t *testing.T) {
+	t.Parallel()
+	cfg, _, _ := config(t, mcpredis.FailClosed)
+	c := cfg.Client.(*redis.Client)
+	e := newEndpoint(mcpredis.By(cfg, 1, time.Minute, func(r *http.Request, _ string) string { return r.RemoteAddr[:1] + strings.Repeat("k", 1<<20) }))
+	assert.Equal(t, []int{200, 429}, e.codes("1.0.0.1:1", 2), "one budget per key")
+	assert.Equal(t, []int{200, 429}, e.codes("2.0.0.1:1", 2), "another key, another budget")
+	exact := newEndpoint(mcpredis.By(cfg, 1, time.Minute, func(*http.Request, string) string { return strings.Repeat("x", 64) }))
+	assert.Equal(t, []int{200, 429}, exact.codes("1.0.0.1:1", 2))
+	ks, err := c.Keys(t.Context(), "mcpmw:rate:*").Result()
+	require.NoError(t, err)
+	require.Len(t, ks, 3)
+	for _, k := range ks {
+		assert.Less(t, len(k), 100, "a key of %d bytes", len(k))
+	}
+	assert.Contains(t, ks, "mcpmw:rate:1:60000ms:"+strings.Repeat("x", 64), "64 bytes: kept as it is")
+}
+
 func TestSetupMistakesPanic(t *testing.T) {
 	t.Parallel()
 	deadlineless := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
@@ -101,6 +123,7 @@ func TestSetupMistakesPanic(t *testing.T) {
 		{"ring", "Config.Client was made without ContextTimeoutEnabled", func() { mcpredis.PerIP(mcpredis.Config{Client: ring}, 1, time.Minute) }},
 		{"failure", "Config.Failure is FailurePolicy(7)", func() { mcpredis.PerIP(mcpredis.Config{Client: ok, Failure: 7}, 1, time.Minute) }},
 		{"timeout", "Config.Timeout is -1s", func() { mcpredis.PerIP(mcpredis.Config{Client: ok, Timeout: -time.Second}, 1, time.Minute) }},
+		{"relay bound", "Config.MaxRelayBytes is -1: want a positive size, or 0 for the default", func() { mcpredis.PerIP(mcpredis.Config{Client: ok, MaxRelayBytes: -1}, 1, time.Minute) }},
 		{"requests", "PerIP: requests is 0", func() { mcpredis.PerIP(mcpredis.Config{Client: ok}, 0, time.Minute) }},
 		{"window", "By: window is 999µs", func() { mcpredis.By(mcpredis.Config{Client: ok}, 1, 999*time.Microsecond, key) }},
 		{"key", "By: the key func is nil", func() { mcpredis.By(mcpredis.Config{Client: ok}, 1, time.Minute, nil) }},

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -38,17 +37,29 @@ import (
 // SPUBLISH; Redis 7.0 or newer): a PUBLISH there counts only the
 // receivers connected to the node it was sent to, an SPUBLISH every
 // receiver of the channel, since they all are on the node of its slot.
-// The shared channel is an ordinary one, which a Cluster delivers to the
-// subscribers on every node.
+// When that slot moves to another node (resharding), Redis ends the
+// subscription (SUNSUBSCRIBE), and the relay subscribes again, on the
+// node that holds the slot now; payloads sent meanwhile find no receiver,
+// and their senders are told so. The shared channel is an ordinary one,
+// which a Cluster delivers to the subscribers on every node. Under a
+// *redis.Ring each channel lives on the shard its name picks, for the
+// subscription and for each send alike.
+//
+// A payload is at most Config.MaxRelayBytes (1 MiB by default): Redis
+// drops a subscriber whose output buffer passes its
+// client-output-buffer-limit for pubsub (32 MB at once, or 8 MB for a
+// minute, by default), and with it every payload on its way to that
+// instance, so Send and Broadcast refuse a larger one, with an error
+// wrapping ErrPayloadTooLarge, before anything is sent.
 type Relay struct {
 	s       settings
-	id      string // this instance's id: 22 base64url characters, 128 random bits
-	channel string // <prefix>instance:<id>
-	publish string // "publish", or "spublish" under Cluster
-	kind    string // what Redis calls a confirmed subscription: "subscribe", or "ssubscribe" under Cluster
-	pubsub  *redis.PubSub
+	id      string         // this instance's id: 22 base64url characters, 128 random bits
+	channel string         // <prefix>instance:<id>
+	publish string         // "publish", or "spublish" under Cluster
+	kind    string         // what Redis calls a confirmed subscription: "subscribe", or "ssubscribe" under Cluster
 	shared  string         // <prefix>instances
 	all     *redis.PubSub  // the subscription to shared
+	stop    chan struct{}  // closed by Close
 	done    sync.WaitGroup // the receiving goroutines
 	health  health
 
@@ -56,12 +67,17 @@ type Relay struct {
 	closeErr  error
 
 	mu        sync.Mutex
+	pubsub    *redis.PubSub // the subscription to channel: a new one after Redis ended it
 	receivers map[*func([]byte)]struct{}
 }
 
+// ErrPayloadTooLarge is what Send and Broadcast return, wrapped, for a
+// payload of more than Config.MaxRelayBytes: nothing was sent.
+var ErrPayloadTooLarge = errors.New("mcpredis: relay: payload too large")
+
 // relayStartTimeout bounds how long NewRelay waits for its subscription
 // when ctx sets no earlier deadline.
-var relayStartTimeout = 5 * time.Second
+const relayStartTimeout = 5 * time.Second
 
 // relayRetryPause is how long NewRelay waits before asking again when
 // Redis refuses the connection (not up yet).
@@ -78,31 +94,45 @@ const instanceIDBytes = 16
 // nothing behind. It panics on a setup mistake in cfg, as PerIP does;
 // Config.Failure plays no part here.
 func NewRelay(ctx context.Context, cfg Config) (*Relay, error) {
+	return newRelay(ctx, cfg, relayStartTimeout)
+}
+
+// newRelay is NewRelay, waiting at most wait for the subscriptions.
+func newRelay(ctx context.Context, cfg Config, wait time.Duration) (*Relay, error) {
 	s := settle("NewRelay", cfg)
 	var b [instanceIDBytes]byte
 	_, _ = rand.Read(b[:]) // never fails (Go 1.24)
 	r := &Relay{s: s, id: base64.RawURLEncoding.EncodeToString(b[:]), publish: "publish", kind: "subscribe",
-		receivers: map[*func([]byte)]struct{}{}}
+		stop: make(chan struct{}), receivers: map[*func([]byte)]struct{}{}}
 	r.channel, r.shared = r.channelOf(r.id), s.prefix+"instances"
 	r.health = health{logger: s.logger, what: "relay", down1: "mcpredis: Redis does not answer: answers and cancellations for other instances are lost until it does"}
-
-	ctx, cancel := context.WithTimeout(ctx, relayStartTimeout)
-	defer cancel()
-	if cc, ok := s.client.(*redis.ClusterClient); ok {
+	if _, ok := s.client.(*redis.ClusterClient); ok {
 		r.publish, r.kind = "spublish", "ssubscribe"
-		r.pubsub = cc.SSubscribe(ctx, r.channel)
-	} else {
-		r.pubsub = s.client.Subscribe(ctx, r.channel)
 	}
-	r.all = s.client.Subscribe(ctx, r.shared)
-	if err := errors.Join(confirmed(ctx, r.pubsub, r.channel), confirmed(ctx, r.all, r.shared)); err != nil {
-		_ = r.pubsub.Close()
-		_ = r.all.Close()
+
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	own, err := subscribe(ctx, s.client, r.kind, r.channel)
+	if err != nil {
 		return nil, err
 	}
+	all, err := subscribe(ctx, s.client, "subscribe", r.shared)
+	if err != nil {
+		_ = own.Close()
+		return nil, err
+	}
+	if err := errors.Join(confirmed(ctx, own, r.channel), confirmed(ctx, all, r.shared)); err != nil {
+		_ = own.Close()
+		_ = all.Close()
+		return nil, err
+	}
+	r.pubsub, r.all = own, all
 	r.done.Add(2)
-	go r.receive(r.pubsub.ChannelWithSubscriptions(), r.kind)
-	go r.receive(r.all.ChannelWithSubscriptions(), "subscribe")
+	go r.receiveOwn(own)
+	go func() {
+		defer r.done.Done()
+		r.receive(all.ChannelWithSubscriptions(), "subscribe", r.shared)
+	}()
 	return r, nil
 }
 
@@ -184,22 +214,27 @@ func (r *Relay) Send(ctx context.Context, instance string, payload []byte) (bool
 
 // Broadcast hands payload to every instance, this one included, with one
 // PUBLISH sent once within Config.Timeout (or ctx's deadline, if sooner).
+// Like Send, it refuses a payload of more than Config.MaxRelayBytes.
 func (r *Relay) Broadcast(ctx context.Context, payload []byte) error {
 	_, err := r.publishTo(ctx, "publish", r.shared, payload)
 	return err
 }
 
 // publishTo sends payload to channel with command (publish or spublish),
-// once within Config.Timeout, and returns how many received it.
+// once within Config.Timeout, and returns how many received it; a payload
+// over Config.MaxRelayBytes is not sent.
 func (r *Relay) publishTo(ctx context.Context, command, channel string, payload []byte) (int64, error) {
+	if len(payload) > r.s.maxRelay {
+		return 0, fmt.Errorf("%w: %d bytes, more than Config.MaxRelayBytes (%d)", ErrPayloadTooLarge, len(payload), r.s.maxRelay)
+	}
 	bounded, cancel := context.WithTimeout(ctx, r.s.timeout)
 	defer cancel()
-	cmd := redis.NewIntCmd(bounded, command, channel, payload)
+	cmd := publishCmd(bounded, command, channel, payload)
 	_ = r.s.client.Process(bounded, noRetry{cmd})
 	n, err := cmd.Result()
 	if err != nil {
-		if !gaveUp(ctx) { // a caller that gave up first is no outage
-			r.health.failed(err)
+		if r.health.judge(ctx, err) { // not when the caller gave up first
+			return 0, outage(err)
 		}
 		return 0, err
 	}
@@ -208,35 +243,20 @@ func (r *Relay) publishTo(ctx context.Context, command, channel string, payload 
 }
 
 // Close ends the subscriptions and waits for the receiving goroutines to
-// return: nothing is handed to a Receive func after it. Send still works. Close
-// may be called more than once; the client stays open (it is the
-// caller's).
+// return: nothing is handed to a Receive func after it. Send still works.
+// Close may be called more than once; the client stays open (it is the
+// caller's). Like Notifier.Close, it waits at most Config.Timeout for
+// go-redis to close each subscription.
 func (r *Relay) Close() error {
-	r.closeOnce.Do(func() { r.closeErr = errors.Join(r.pubsub.Close(), r.all.Close()) })
-	r.done.Wait()
+	r.closeOnce.Do(func() {
+		close(r.stop)
+		r.done.Wait()
+		r.mu.Lock()
+		own := r.pubsub // the last one made: the goroutine that made them has returned
+		r.mu.Unlock()
+		r.closeErr = errors.Join(closeWithin(own, r.s.timeout), closeWithin(r.all, r.s.timeout))
+	})
 	return r.closeErr
-}
-
-// receive reads a subscription until it is closed, handing each payload
-// to every Receive func; kind is what Redis calls its confirmations. The
-// first confirmation was read by NewRelay, so
-// every one here is go-redis restoring the subscription after a break:
-// payloads sent meanwhile found no receiver, and their senders were told
-// so.
-func (r *Relay) receive(ch <-chan any, kind string) {
-	defer r.done.Done()
-	for msg := range ch {
-		switch msg := msg.(type) {
-		case *redis.Subscription:
-			if msg.Kind == kind {
-				r.s.logger.LogAttrs(context.Background(), slog.LevelInfo,
-					"mcpredis: the relay's subscription is restored: this instance receives answers and cancellations again",
-					slog.String("component", "mcpredis relay"), slog.String("channel", msg.Channel))
-			}
-		case *redis.Message:
-			r.deliver([]byte(msg.Payload))
-		}
-	}
 }
 
 // deliver hands payload to every Receive func, called outside the lock.

@@ -161,7 +161,7 @@ func TestRelayClosedLeavesNothing(t *testing.T) {
 	for _, down := range []bool{false, true} {
 		client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 		in := newInbox()
-		r, err := mcpredis.NewRelay(context.Background(), mcpredis.Config{Client: client, Logger: discard})
+		r, err := mcpredis.NewRelay(context.Background(), mcpredis.Config{Client: client, Logger: discard, Timeout: 2 * time.Second})
 		require.NoError(t, err)
 		r.Receive(in.receive)
 		other, _ := newRelay(t, counter, nil)
@@ -197,12 +197,11 @@ var restartedServer = goleak.IgnoreAnyFunction("github.com/mcpmw/mcpmw/internal/
 func TestRelayStartIsBounded(t *testing.T) {
 	srv := redistest.Start(t)
 	client := newClient(t, srv.Addr)
-	restore := mcpredis.SetRelayStartTimeout(300 * time.Millisecond)
-	defer restore()
 	ignore := goleak.IgnoreCurrent()
+	wait := 300 * time.Millisecond
 	start := func(ctx context.Context) (*mcpredis.Relay, time.Duration, error) {
 		t0 := time.Now()
-		r, err := mcpredis.NewRelay(ctx, mcpredis.Config{Client: client, Logger: discard})
+		r, err := mcpredis.NewRelayWithin(ctx, mcpredis.Config{Client: client, Logger: discard, Timeout: 2 * time.Second}, wait)
 		return r, time.Since(t0), err
 	}
 
@@ -227,7 +226,7 @@ func TestRelayStartIsBounded(t *testing.T) {
 	assert.Less(t, took, 300*time.Millisecond+slack, "Redis hung: the bound holds")
 
 	srv.Stop()
-	restore()
+	wait = 10 * time.Second // time enough for a busy machine to restart it
 	up := make(chan struct{})
 	go func() {
 		defer close(up)
@@ -319,7 +318,7 @@ func TestRelayReceivers(t *testing.T) {
 	send("first only")
 	assert.Equal(t, []string{"both", "first only"}, first.wait(t, 2))
 
-	c, err := mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: newClient(t, srv.Addr), Logger: discard})
+	c, err := mcpredis.NewRelay(t.Context(), mcpredis.Config{Client: newClient(t, srv.Addr), Logger: discard, Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	ok, err := a.Send(t.Context(), c.ID(), []byte("nobody listens"))
@@ -371,12 +370,16 @@ func TestCallerGivingUpIsNoOutage(t *testing.T) {
 	defer srv.Resume()
 	for name, publish := range publishes {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
-		assert.Error(t, publish(ctx), name)
+		err := publish(ctx)
+		assert.Error(t, err, name)
+		assert.False(t, unavailable(err), "%s: the caller gave up: Redis may well be up", name)
 		cancel()
 	}
 	assert.Empty(t, logs.all(), "the callers gave up first: no outage")
 	for name, publish := range publishes {
-		assert.Error(t, publish(t.Context()), name)
+		err := publish(t.Context())
+		assert.Error(t, err, name)
+		assert.True(t, unavailable(err), "%s: Redis left it unanswered: %v", name, err)
 	}
 	assert.ElementsMatch(t, []string{
 		"WARN mcpredis: Redis does not answer: events published here reach this instance only until it does",

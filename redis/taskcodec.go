@@ -24,6 +24,8 @@ import (
 //	a:<key>                            an answer (Answers[key]), its JSON as it came
 //	nq                                 how many q: fields there are, for the scripts
 //	                                   (while the task is not terminal)
+//	rlease                             the end of the lease on Redis's clock (Unix ms),
+//	                                   for the scripts only (see TaskStore: Whose clock)
 //
 // No fixed field starts with "q:" or "a:", so a key cannot collide with one.
 // The scripts (taskcreate.lua, taskupdate.lua) use the same names.

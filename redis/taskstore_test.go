@@ -376,8 +376,7 @@ func TestTaskStoreRacingUpdatesEndEachTaskOnce(t *testing.T) {
 // with no restart of its own.
 func TestTaskStoreRedisStoppedThenStarted(t *testing.T) {
 	t.Parallel()
-	cfg, srv, logs := config(t, mcpredis.FailOpen)
-	cfg.Timeout = 50 * time.Millisecond
+	cfg, srv, logs := config(t, mcpredis.FailOpen) // a stopped server refuses at once: no deadline needed
 	s := mcpredis.NewTaskStore(cfg)
 	ctx := t.Context()
 	require.NoError(t, s.Create(ctx, working("before", time.Now(), time.Hour)))
@@ -407,12 +406,13 @@ func TestTaskStoreRedisStoppedThenStarted(t *testing.T) {
 
 // TestTaskStoreRedisPausedDeadlineHolds: a server that accepts and never
 // answers costs each call Config.Timeout, not the client's ReadTimeout.
+// The task is created by a store whose deadline no busy machine misses.
 func TestTaskStoreRedisPausedDeadlineHolds(t *testing.T) {
 	t.Parallel()
 	cfg, srv, logs := config(t, mcpredis.FailOpen)
+	require.NoError(t, mcpredis.NewTaskStore(cfg).Create(t.Context(), working("t", time.Now(), time.Hour)))
 	cfg.Timeout = 30 * time.Millisecond
 	s := mcpredis.NewTaskStore(cfg)
-	require.NoError(t, s.Create(t.Context(), working("t", time.Now(), time.Hour)))
 	srv.Pause()
 	assertAllFail(t, s, cfg.Timeout)
 	srv.Resume()
@@ -447,6 +447,7 @@ func assertAllFail(t *testing.T, s *mcpredis.TaskStore, timeout time.Duration) {
 			if assert.Error(t, err, name) {
 				assert.NotErrorIs(t, err, mcpmw.ErrTaskNotFound, name)
 				assert.Contains(t, err.Error(), "mcpredis: task store: "+strings.ToLower(name)+": Redis did not answer", name)
+				assert.True(t, unavailable(err), "%s: an outage says Unavailable: %v", name, err)
 			}
 		}
 	}
@@ -461,6 +462,7 @@ func TestTaskStoreCallerGaveUpIsNoOutage(t *testing.T) {
 	cancel()
 	_, err := s.Get(ctx, "t")
 	assert.ErrorIs(t, err, context.Canceled)
+	assert.False(t, unavailable(err), "the caller gave up: Redis may well be up")
 	assert.Empty(t, logs.all())
 }
 
@@ -603,6 +605,7 @@ func TestTaskStoreUnreadableTaskIsAnError(t *testing.T) {
 		_, err := s.Get(ctx, "t")
 		if assert.Error(t, err, field) {
 			assert.Contains(t, err.Error(), `the task t in Redis: the field "`+field+`"`)
+			assert.False(t, unavailable(err), "a task that cannot be read is no outage")
 		}
 		_, _, err = s.Update(ctx, "t", mcpmw.TaskUpdate{Op: mcpmw.TaskCancel})
 		assert.Error(t, err, field)
@@ -612,10 +615,13 @@ func TestTaskStoreUnreadableTaskIsAnError(t *testing.T) {
 	_, err := s.Get(ctx, "t")
 	assert.NoError(t, err, "a field this version does not know is skipped")
 
-	require.NoError(t, c.HSet(ctx, taskPrefix+"t", "lease", "soon").Err())
+	require.NoError(t, c.HSet(ctx, taskPrefix+"t", "rlease", "soon").Err())
+	_, err = s.Get(ctx, "t")
+	assert.NoError(t, err, "the lease on Redis's clock is the scripts' own")
 	_, _, err = s.Update(ctx, "t", mcpmw.TaskUpdate{Op: mcpmw.TaskReap, Now: time.Now()})
-	if assert.Error(t, err) {
+	if assert.Error(t, err, "a reap that cannot read the lease on Redis's clock") {
 		assert.Contains(t, err.Error(), "mcpredis: task store: update: Redis answered")
+		assert.False(t, unavailable(err), "a script that fails is no outage")
 	}
 }
 

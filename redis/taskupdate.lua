@@ -19,7 +19,13 @@
 -- ARGV[10] Now, Unix ms rounded down: the new Updated
 -- ARGV[11] Now, Unix ms rounded up: a lease (whole ms) ended before Now
 --          when it is below this
--- ARGV[12..] key, value pairs: Requests (ask) or Responses (answer)
+-- ARGV[12] the instance's clock when it sent the call (Unix ms): a lease
+--          and the Now of a reap are moved by its difference from Redis's,
+--          in whole seconds (see the TaskStore's doc), so that a lease
+--          ends, and a task is reaped, on Redis's clock
+-- ARGV[13..] key, value pairs: Requests (ask) or Responses (answer), only
+--          as many as the task can use (TaskStore.Update sends an answer's
+--          only once they are few, or are the task's questions)
 -- Returns false when there is no such task, else {changed (0 or 1), the
 -- task's fields after the update (HGETALL)}.
 local task, leases, id = KEYS[1], KEYS[2], ARGV[2]
@@ -29,6 +35,8 @@ end
 local op = tonumber(ARGV[1])
 local owner, lease, state, status, result, err, message = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local now, now_up = ARGV[10], tonumber(ARGV[11])
+local t = redis.call('TIME')
+local skew = math.floor((tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[12]) + 500) / 1000) * 1000
 
 local function terminal(s)
   return s == 'completed' or s == 'failed' or s == 'cancelled'
@@ -60,14 +68,15 @@ if terminal(redis.call('HGET', task, 'status')) then
   -- terminal stays terminal
 elseif op == 1 then -- renew
   if owned() then
-    redis.call('HSET', task, 'lease', lease)
-    redis.call('ZADD', leases, lease, id) -- never a terminal task's: that returned above
+    local ends = string.format('%d', tonumber(lease) + skew) -- on Redis's clock
+    redis.call('HSET', task, 'lease', lease, 'rlease', ends)
+    redis.call('ZADD', leases, ends, id) -- never a terminal task's: that returned above
     changed = 1
   end
 elseif op == 2 then -- ask: keys never used before in the task
   if owned() then
     local nq = tonumber(redis.call('HGET', task, 'nq'))
-    for i = 12, #ARGV, 2 do
+    for i = 13, #ARGV, 2 do
       if redis.call('HEXISTS', task, 'a:' .. ARGV[i]) == 0 and redis.call('HSETNX', task, 'q:' .. ARGV[i], ARGV[i + 1]) == 1 then
         nq = nq + 1
       end
@@ -81,7 +90,7 @@ elseif op == 2 then -- ask: keys never used before in the task
   end
 elseif op == 3 then -- answer: outstanding keys only
   local nq = tonumber(redis.call('HGET', task, 'nq'))
-  for i = 12, #ARGV, 2 do
+  for i = 13, #ARGV, 2 do
     if redis.call('HDEL', task, 'q:' .. ARGV[i]) == 1 then
       redis.call('HSET', task, 'a:' .. ARGV[i], ARGV[i + 1])
       nq = nq - 1
@@ -107,7 +116,11 @@ elseif op == 5 then -- finish
     changed = 1
   end
 elseif op == 6 then -- reap
-  if tonumber(redis.call('HGET', task, 'lease')) < now_up then
+  local ends = redis.call('HGET', task, 'rlease') -- on Redis's clock
+  if not ends then
+    ends = redis.call('HGET', task, 'lease') -- a task stored before rlease was
+  end
+  if tonumber(ends) < now_up + skew then
     finish('failed')
     put('error', err)
     changed = 1
