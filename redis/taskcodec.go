@@ -15,7 +15,7 @@ import (
 // key names it):
 //
 //	caller, tool, perm, status, msg,   the strings as they are
-//	owner
+//	owner, endpoint, ended             (ended: the Token of the update that ended the task; absent before)
 //	created, updated, lease            Unix milliseconds
 //	ttl, poll                          milliseconds
 //	cancel                             "1" once cancellation is requested; absent before
@@ -35,9 +35,12 @@ import (
 func taskFields(t *mcpmw.Task) []any {
 	f := make([]any, 0, 2*(15+len(t.InputRequests)+len(t.Answers)))
 	f = append(f,
-		"caller", t.CallerID, "tool", t.Tool, "perm", string(t.Permission), "status", string(t.Status), "msg", t.StatusMessage, "owner", t.Owner,
+		"caller", t.CallerID, "tool", t.Tool, "perm", string(t.Permission), "status", string(t.Status), "msg", t.StatusMessage, "owner", t.Owner, "endpoint", t.Endpoint,
 		"created", t.Created.UnixMilli(), "updated", t.Updated.UnixMilli(), "lease", t.LeaseUntil.UnixMilli(),
 		"ttl", t.TTL.Milliseconds(), "poll", t.PollInterval.Milliseconds(), "nq", len(t.InputRequests))
+	if t.EndedBy != "" {
+		f = append(f, "ended", t.EndedBy)
+	}
 	if t.CancelRequested {
 		f = append(f, "cancel", "1")
 	}
@@ -84,6 +87,10 @@ func setField(t *mcpmw.Task, k, v string) error {
 		t.Status = mcpmw.TaskStatus(v)
 	case "msg":
 		t.StatusMessage = v
+	case "endpoint":
+		t.Endpoint = v
+	case "ended":
+		t.EndedBy = v
 	case "owner":
 		t.Owner = v
 	case "created":

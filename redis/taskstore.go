@@ -226,9 +226,9 @@ func (s *TaskStore) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (
 			return nil, false, err
 		}
 	}
-	args := make([]any, 0, 12+2*len(pairs))
+	args := make([]any, 0, 13+2*len(pairs))
 	args = append(args, int(u.Op), id, u.Owner, u.LeaseUntil.UnixMilli(), u.State, string(u.Status),
-		[]byte(u.Result), []byte(u.Error), u.Message, u.Now.UnixMilli(), ceilMilli(u.Now), s.clock())
+		[]byte(u.Result), []byte(u.Error), u.Message, u.Now.UnixMilli(), ceilMilli(u.Now), s.clock(), u.Token)
 	for k, v := range pairs {
 		args = append(args, k, []byte(v))
 	}

@@ -100,7 +100,7 @@ func TestTaskStoreServesTasksAcrossInstances(t *testing.T) {
 	assert.JSONEq(t, `{"action":"accept","content":{"x":1}}`, text.(string), "the answer given to instance two reached the run on instance one")
 
 	now := time.Now()
-	require.NoError(t, store.Create(t.Context(), &mcpmw.Task{ID: "orphan", CallerID: "alice", Tool: "ask", Permission: "run",
+	require.NoError(t, store.Create(t.Context(), &mcpmw.Task{ID: "orphan", CallerID: "alice", Endpoint: "/mcp", Tool: "ask", Permission: "run",
 		Status: mcpmw.TaskWorking, Created: now, Updated: now, TTL: time.Hour, Owner: "a-dead-instance", LeaseUntil: now.Add(-time.Second)}))
 	failed := untilStatus(t, two, "orphan", "failed")
 	assert.Contains(t, failed["error"].(map[string]any)["message"], "stopped before it finished")

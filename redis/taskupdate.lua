@@ -23,7 +23,8 @@
 --          and the Now of a reap are moved by its difference from Redis's,
 --          in whole seconds (see the TaskStore's doc), so that a lease
 --          ends, and a task is reaped, on Redis's clock
--- ARGV[13..] key, value pairs: Requests (ask) or Responses (answer), only
+-- ARGV[13] Token: kept as 'ended' by the update that ends the task
+-- ARGV[14..] key, value pairs: Requests (ask) or Responses (answer), only
 --          as many as the task can use (TaskStore.Update sends an answer's
 --          only once they are few, or are the task's questions)
 -- Returns false when there is no such task, else {changed (0 or 1), the
@@ -59,7 +60,10 @@ local function finish(s)
     end
   end
   redis.call('HSET', task, 'status', s, 'msg', message, 'updated', now)
-  redis.call('HDEL', task, 'result', 'error')
+  redis.call('HDEL', task, 'result', 'error', 'ended')
+  if ARGV[13] ~= '' then
+    redis.call('HSET', task, 'ended', ARGV[13])
+  end
   redis.call('ZREM', leases, id)
 end
 
@@ -76,7 +80,7 @@ elseif op == 1 then -- renew
 elseif op == 2 then -- ask: keys never used before in the task
   if owned() then
     local nq = tonumber(redis.call('HGET', task, 'nq'))
-    for i = 13, #ARGV, 2 do
+    for i = 14, #ARGV, 2 do
       if redis.call('HEXISTS', task, 'a:' .. ARGV[i]) == 0 and redis.call('HSETNX', task, 'q:' .. ARGV[i], ARGV[i + 1]) == 1 then
         nq = nq + 1
       end
@@ -90,7 +94,7 @@ elseif op == 2 then -- ask: keys never used before in the task
   end
 elseif op == 3 then -- answer: outstanding keys only
   local nq = tonumber(redis.call('HGET', task, 'nq'))
-  for i = 13, #ARGV, 2 do
+  for i = 14, #ARGV, 2 do
     if redis.call('HDEL', task, 'q:' .. ARGV[i]) == 1 then
       redis.call('HSET', task, 'a:' .. ARGV[i], ARGV[i + 1])
       nq = nq - 1
