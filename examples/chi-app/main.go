@@ -155,6 +155,8 @@ const taskPollInterval = 500 * time.Millisecond
 // taskMaxRunning bounds the exports one instance runs as tasks at once
 // (each mostly waits: EXPORT_DELAY); beyond it an export is answered when
 // done.
+// (and one caller, a team's token, may use all of them: the app's contract
+// is 128 per instance, whoever calls).
 const taskMaxRunning = 128
 
 // newRouter builds the application's router: chi's standard middleware, a
@@ -189,7 +191,7 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 		Notifier:     b.notify,
 		Relay:        b.relay,
 		RateLimit:    b.limit,
-		Tasks:        &mcpmw.TaskOptions{Store: b.tasks, PollInterval: taskPollInterval, MaxRunning: taskMaxRunning},
+		Tasks:        &mcpmw.TaskOptions{Store: b.tasks, PollInterval: taskPollInterval, MaxRunning: taskMaxRunning, MaxPerCaller: taskMaxRunning},
 	}
 	// One JSON object per line, the arguments as JSON (sensitive ones,
 	// note_create's text, as "[redacted]"); a line that cannot be written
