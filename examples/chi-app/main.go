@@ -154,9 +154,8 @@ const taskPollInterval = 500 * time.Millisecond
 
 // taskMaxRunning bounds the exports one instance runs as tasks at once
 // (each mostly waits: EXPORT_DELAY); beyond it an export is answered when
-// done.
-// (and one caller, a team's token, may use all of them: the app's contract
-// is 128 per instance, whoever calls).
+// done. One caller (a team's token) may use all of them: the app's
+// contract is 128 per instance, whoever calls.
 const taskMaxRunning = 128
 
 // newRouter builds the application's router: chi's standard middleware, a
