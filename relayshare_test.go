@@ -97,3 +97,20 @@ func TestLegacyCancelReachesCallsAtItsOwnEndpointOnly(t *testing.T) {
 	close(w.release["admin elsewhere"])
 	assert.Equal(t, map[string]string{"admin here": "", "admin elsewhere": ""}, w.endings(t, 2), "the calls at the other endpoint ran to their end, in this process and another")
 }
+
+func TestRelayedAnswerAddressedToAnotherHandlerIsDropped(t *testing.T) {
+	t.Parallel()
+	var b bus
+	relay := b.join()
+	asker, _ := legacyAskServer(t, &mcpmw.Options{Relay: relay})
+	resp := legacyPost(context.Background(), t, asker.URL, "reader", "2025-11-25",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete","arguments":{"id":3}}}`)
+	defer resp.Body.Close()
+	stream := bufio.NewReader(resp.Body)
+	ask := nextMessage(t, stream)
+	relay.hand([]byte(`{"answer":` + string(ask.ID) + `,"caller":"reader","result":{"action":"accept","content":{"confirm":true}},"to":"i0~another-handler"}`))
+	assert.Equal(t, http.StatusAccepted, postAnswer(t, asker.URL, "reader", "2025-11-25", answerBody(ask.ID, `"result":{"action":"decline"}`)))
+	final := nextMessage(t, stream)
+	require.NotNil(t, final.Result)
+	assert.Equal(t, "decline ", final.Result.Content[0].Text, "the payload for another handler of the instance was dropped; the call took the answer meant for it")
+}
