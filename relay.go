@@ -88,7 +88,7 @@ func relaySelf(r Relay) string { return r.ID() + handlerSep + randomID() }
 // (relaySelf) names: what comes before its last handlerSep, or the whole
 // name when it has none (a name from before handlers were named).
 func instanceOfHandler(self string) string {
-	if i := strings.LastIndex(self, handlerSep); i > 0 {
+	if i := strings.LastIndex(self, handlerSep); i >= 0 {
 		return self[:i]
 	}
 	return self

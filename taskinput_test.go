@@ -196,3 +196,36 @@ func TestTaskCountsAnAnswerItsPrepareReadTwiceOnce(t *testing.T) {
 	r := e.do(t, "alice", "tools/call", `"name":"delete","arguments":{},"inputResponses":{"confirm":`+answer+`}`, taskCaps)
 	require.Equal(t, "task", r.Result["resultType"], "an answer read twice is kept, and counted, once: %s", r.Raw)
 }
+
+func TestTaskAnswersAreBoundedWithTheAnswersItHoldsAlready(t *testing.T) {
+	t.Parallel()
+	form := json.RawMessage(`{"type":"object","properties":{"v":{"type":"string"}}}`)
+	answer := `{"action":"accept","content":{"v":"` + strings.Repeat("x", 40) + `"}}`
+	limit := len("q1") + len(answer) + len("q2") + len(answer) - 1 // each fits; both do not
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{MaxInputBytes: limit, Shutdown: time.Millisecond}}, mcpmw.Tool{Name: "two", Permission: "run", Task: mcpmw.TaskRequired,
+		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
+			for _, k := range []string{"q1", "q2"} {
+				if _, err := mcpmw.Ask(ctx, k, mcpmw.ElicitForm(k+"?", form)); err != nil {
+					return mcpmw.ToolResult{}, err
+				}
+			}
+			return mcpmw.TextResult("both"), nil
+		}})
+	id := e.create(t, "alice", "two", "")
+	e.until(t, id, "input_required")
+	first := e.do(t, "alice", "tasks/update", `"taskId":`+strconv.Quote(id)+`,"inputResponses":{"q1":`+answer+`}`, taskCaps)
+	require.Nil(t, first.Error, first.Raw)
+	deadline := time.Now().Add(mcpmw.Patience)
+	for {
+		got := e.get(t, "alice", id).Result
+		if ir, _ := got["inputRequests"].(map[string]any); got["status"] == "input_required" && ir["q2"] != nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the task never asked q2")
+		time.Sleep(5 * time.Millisecond)
+	}
+	second := e.do(t, "alice", "tasks/update", `"taskId":`+strconv.Quote(id)+`,"inputResponses":{"q2":`+answer+`}`, taskCaps)
+	require.NotNil(t, second.Error, "q1's answer is held: q2's would take the task past %d bytes, %s", limit, second.Raw)
+	assert.Equal(t, mcpmw.CodeInvalidParams, second.Error.Code)
+	assert.Contains(t, second.Error.Message, "a task keeps")
+}

@@ -211,3 +211,24 @@ func TestTaskOptionsThatCannotWorkStopNew(t *testing.T) {
 	h := mcpmw.New(nil, taskUsers, mcpmwtest.NewRecorder(), &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Lease: 10 * time.Millisecond}})
 	h.Close() // the shortest lease is accepted
 }
+
+func TestTaskThatEndsGivesBackOnlyItsOwnSlot(t *testing.T) {
+	t.Parallel()
+	first, rest := make(chan struct{}), make(chan struct{})
+	defer close(rest)
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{MaxRunning: 8, MaxPerCaller: 2}},
+		gatedTool("first", first, mcpmw.TaskRequired, nil), gatedTool("rest", rest, mcpmw.TaskRequired, nil))
+	id := e.create(t, "alice", "first", "")
+	e.create(t, "alice", "rest", "")
+	close(first)
+	e.until(t, id, "completed")
+	deadline := time.Now().Add(mcpmw.Patience)
+	for r := e.call(t, "alice", "rest", ""); r.Error != nil; r = e.call(t, "alice", "rest", "") {
+		require.Contains(t, r.Error.Message, "You already have 2 tasks running", r.Raw)
+		require.True(t, time.Now().Before(deadline), "the ended task's slot never came back")
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := e.call(t, "alice", "rest", "")
+	require.NotNil(t, r.Error, "alice holds 2 again (one left running, one new): a third is refused, %s", r.Raw)
+	assert.Contains(t, r.Error.Message, "You already have 2 tasks running")
+}
