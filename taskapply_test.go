@@ -19,7 +19,9 @@ import (
 
 func TestTaskApplyAsksOnlyWhatWasNeverAskedAndAnswersOnlyWhatIsOutstanding(t *testing.T) {
 	t.Parallel()
-	q := func(s string) json.RawMessage { return json.RawMessage(`{"method":"elicitation/create","params":{"message":"` + s + `"}}`) }
+	q := func(s string) json.RawMessage {
+		return json.RawMessage(`{"method":"elicitation/create","params":{"message":"` + s + `"}}`)
+	}
 	a := json.RawMessage(`{"action":"accept"}`)
 	now := time.Unix(1_700_000_000, 0)
 	task := &mcpmw.Task{ID: "t", Owner: "i1", Status: mcpmw.TaskWorking, Updated: now}
