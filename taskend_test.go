@@ -308,3 +308,35 @@ func TestTaskApplyNeverAsksAnAnsweredKeyAgain(t *testing.T) {
 	assert.Equal(t, `{"x":1}`, string(task.Answers["a"]), "and its answer stands")
 	assert.Equal(t, mcpmw.TaskInputRequired, task.Status)
 }
+
+// renewlessStore fails every lease renewal with an error that is not an
+// outage of the task (a Redis blip, say) while failing is set.
+type renewlessStore struct {
+	*mcpmw.MemoryTaskStore
+	failing atomic.Bool
+	failed  atomic.Int32
+}
+
+func (s *renewlessStore) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (*mcpmw.Task, bool, error) {
+	if u.Op == mcpmw.TaskRenew && s.failing.Load() {
+		s.failed.Add(1)
+		return nil, false, errors.New("i/o timeout")
+	}
+	return s.MemoryTaskStore.Update(ctx, id, u)
+}
+
+func TestTaskWhoseLeaseCannotBeRenewedForAWhileRunsOnAndSaysSo(t *testing.T) {
+	t.Parallel()
+	store := &renewlessStore{MemoryTaskStore: mcpmw.NewMemoryTaskStore()}
+	store.failing.Store(true)
+	release := make(chan struct{})
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, Lease: 30 * time.Millisecond}}, gatedTool("slow", release, mcpmw.TaskRequired, nil))
+	id := e.create(t, "alice", "slow", "")
+	require.Eventually(t, func() bool { return store.failed.Load() >= 2 }, mcpmw.Patience, time.Millisecond)
+	store.failing.Store(false)
+	assert.Equal(t, "working", e.get(t, "alice", id).Result["status"], "a renewal that failed is not a reason to stop the run")
+	close(release)
+	e.until(t, id, "completed")
+	assert.Contains(t, e.log.String(), "a task's lease could not be renewed")
+	assert.Contains(t, e.log.String(), "i/o timeout")
+}

@@ -3,6 +3,7 @@ package mcpmw_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -231,4 +232,31 @@ func TestTaskThatEndsGivesBackOnlyItsOwnSlot(t *testing.T) {
 	r := e.call(t, "alice", "rest", "")
 	require.NotNil(t, r.Error, "alice holds 2 again (one left running, one new): a third is refused, %s", r.Raw)
 	assert.Contains(t, r.Error.Message, "You already have 2 tasks running")
+}
+
+func TestTaskIsBoundToTheRequestedPathOfAnUnnamedEndpoint(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{}}, gatedTool("export", release, mcpmw.TaskOptional, nil))
+	// One Handler with no Options.Endpoint behind two prefixes a router
+	// strips (as http.StripPrefix does): the same URL path, two requested
+	// paths, two endpoints.
+	mountedAt := func(prefix string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.RequestURI = prefix + r.RequestURI
+			e.h.ServeHTTP(w, r)
+		})
+	}
+	public, admin := mountedAt("/public"), mountedAt("/admin")
+	r := doTask(t, public, "alice", "tools/call", `"name":"export","arguments":{}`, taskCaps)
+	require.Equal(t, "task", r.Result["resultType"], r.Raw)
+	id := r.Result["taskId"].(string)
+	other := doTask(t, admin, "alice", "tasks/get", `"taskId":`+strconv.Quote(id), taskCaps)
+	require.NotNil(t, other.Error, other.Raw)
+	assert.Equal(t, mcpmw.CodeInvalidParams, other.Error.Code)
+	own := doTask(t, public, "alice", "tasks/get", `"taskId":`+strconv.Quote(id), taskCaps)
+	assert.Equal(t, "working", own.Result["status"], own.Raw)
+	direct := e.get(t, "alice", id)
+	require.NotNil(t, direct.Error, "nor at its unprefixed path: %s", direct.Raw)
 }
