@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -269,19 +268,8 @@ func TestTaskStoreErrorThatIsNotAnOutageIs500(t *testing.T) {
 // recorder, headers and all.
 func rawTask(t *testing.T, h http.Handler, token, method, params string) *httptest.ResponseRecorder {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":{` + params +
-		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + taskCaps + `}}}`
-	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+token)
-	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	r.Header.Set("Mcp-Method", method)
-	if id, ok := strings.CutPrefix(params, `"taskId":"`); ok {
-		r.Header.Set("Mcp-Name", id[:strings.IndexByte(id, '"')])
-	}
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
+	h.ServeHTTP(w, taskRequest(token, method, params, taskCaps))
 	return w
 }
 

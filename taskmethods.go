@@ -263,7 +263,7 @@ func (r *taskRunner) update(ctx context.Context, req *Request) *Response {
 // within MaxInputBytes with the answers t holds; or the -32602 of raw.
 func (r *taskRunner) outstandingAnswers(t *Task, raw []byte) (map[string]json.RawMessage, *Response) {
 	it, ok := jsonwire.IterMembers(raw)
-	if !ok || jsonwire.KindOf(raw) != jsonwire.KindObject {
+	if !ok {
 		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: tasks/update needs params.inputResponses, an object of the answers by the keys of inputRequests")
 	}
 	var answers map[string]json.RawMessage

@@ -103,6 +103,23 @@ func (e *taskEnv) do(t *testing.T, token, method, params, caps string, hdr ...st
 
 func doTask(t *testing.T, h http.Handler, token, method, params, caps string, hdr ...string) taskReply {
 	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, taskRequest(token, method, params, caps, hdr...))
+	out := taskReply{Status: w.Code, Raw: w.Body.String()}
+	var msg struct {
+		Result map[string]any
+		Error  json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &msg), w.Body.String())
+	out.Result = msg.Result
+	if msg.Error != nil {
+		require.NoError(t, json.Unmarshal(msg.Error, &out.Error))
+	}
+	return out
+}
+
+// taskRequest is the request doTask sends.
+func taskRequest(token, method, params, caps string, hdr ...string) *http.Request {
 	if params != "" {
 		params += ","
 	}
@@ -126,19 +143,7 @@ func doTask(t *testing.T, h http.Handler, token, method, params, caps string, hd
 			r.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	out := taskReply{Status: w.Code, Raw: w.Body.String()}
-	var msg struct {
-		Result map[string]any
-		Error  json.RawMessage
-	}
-	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &msg), w.Body.String())
-	out.Result = msg.Result
-	if msg.Error != nil {
-		require.NoError(t, json.Unmarshal(msg.Error, &out.Error))
-	}
-	return out
+	return r
 }
 
 // call calls tool with arguments args, declaring the extension.
