@@ -163,6 +163,22 @@ func TestTaskEndStoredButNotConfirmedIsRecordedOnce(t *testing.T) {
 	}
 }
 
+func TestTaskEndRetriedWithinAShortTTL(t *testing.T) {
+	t.Parallel()
+	// Retries start at a tenth of the lease and stop only when the next
+	// one would pass the TTL: a TTL a few leases long leaves room for them.
+	store := &lossyStore{MemoryTaskStore: mcpmw.NewMemoryTaskStore(), op: mcpmw.TaskFinish}
+	store.down.Store(3)
+	release := make(chan struct{})
+	close(release)
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{Store: store, Lease: 300 * time.Millisecond, TTL: 3 * time.Second}}, gatedTool("export", release, mcpmw.TaskOptional, nil))
+	id := e.create(t, "alice", "export", "")
+	recs := waitRecords(t, e.rec, func(rs []mcpmw.CallRecord) bool { return len(endRecords(rs, id)) > 0 })
+	ends := endRecords(recs, id)
+	require.Len(t, ends, 1)
+	assert.Equal(t, "task completed: ok", ends[0].Summary, "the end was found stored after the store came back, well within the TTL")
+}
+
 // staleLeases is a shared store (not the memory store's own type, so
 // the reaper runs) over a memory store.
 type staleLeases struct{ *lossyStore }
