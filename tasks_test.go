@@ -766,6 +766,7 @@ func TestTaskOfADeadInstanceIsReaped(t *testing.T) {
 	id := e.create(t, "alice", "export", "")
 	time.Sleep(2 * time.Second) // two leases: a running task's lease is renewed
 	assert.Equal(t, "working", e.get(t, "alice", id).Result["status"], "a task whose instance is alive is not reaped")
+	assert.Len(t, endRecords(e.rec.Records(), "orphan-aaaaaaaaaaaaaaa"), 1, "and the reaped one was recorded once, over four passes of the reaper")
 }
 
 func TestTaskAcrossInstancesSharingAStoreAndARelay(t *testing.T) {
