@@ -576,6 +576,18 @@ func TestTaskCancel(t *testing.T) {
 	assert.Equal(t, 1, n, "one record of the end")
 }
 
+func TestTaskCancelledHereReadsCancelledAtOnce(t *testing.T) {
+	t.Parallel()
+	never := make(chan struct{})
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{MaxRunning: 64, MaxPerCaller: 64}}, gatedTool("long", never, mcpmw.TaskRequired, nil))
+	for range 20 { // the run stops on its own goroutine: the answer waits for it
+		id := e.create(t, "alice", "long", "")
+		ack := e.do(t, "alice", "tasks/cancel", `"taskId":`+strconv.Quote(id), taskCaps)
+		require.Nil(t, ack.Error, ack.Raw)
+		assert.Equal(t, "cancelled", e.get(t, "alice", id).Result["status"], "the first tasks/get after the acknowledgement")
+	}
+}
+
 func TestTaskCancelWhileItWaitsForAnswers(t *testing.T) {
 	t.Parallel()
 	e := newTaskEnv(t, nil, mcpmw.Tool{Name: "ask", Permission: "run", Task: mcpmw.TaskOptional,
