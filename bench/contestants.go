@@ -254,9 +254,10 @@ func newOursWith(s setup, limiter mcpmw.RateLimiter, store mcpmw.TaskStore) *mcp
 	reg.AddTools(ourTools(s)...)
 	addOurExtras(&reg, s)
 	opts := &mcpmw.Options{
-		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
-		PageSize: pageSize,
-		Logger:   discardLogger,
+		Server:    mcpmw.Implementation{Name: serverName, Version: serverVersion},
+		PageSize:  pageSize,
+		Logger:    discardLogger,
+		CheckHost: true, // as the peers do by default since mcp-go v1.5.0 (guards_test.go)
 	}
 	var caller mcpmw.Caller = benchCaller{}
 	if s.tasks {
@@ -348,9 +349,10 @@ func newOursTyped(s setup) *mcpmw.Handler {
 	allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
 	noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
 	return mcpmw.New(&reg, allowAll, noAudit, &mcpmw.Options{
-		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
-		PageSize: pageSize,
-		Logger:   discardLogger,
+		Server:    mcpmw.Implementation{Name: serverName, Version: serverVersion},
+		PageSize:  pageSize,
+		Logger:    discardLogger,
+		CheckHost: true,
 	})
 }
 

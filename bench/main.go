@@ -44,7 +44,10 @@
 // Redis, whose commands per request it counts, on the request's path and
 // after it. gosdk is mcp.NewStreamableHTTPHandler with
 // Stateless and JSONResponse; mcpgo is server.NewStreamableHTTPServer with
-// WithStateLess(true). Peers register tools through their raw-schema APIs
+// WithStateLess(true). Every contestant but the floor refuses a Host header
+// that is not a loopback name (ours with Options.CheckHost, the peers by
+// default) and a body over 4 MiB (everyone's default), as guards_test.go
+// checks. Peers register tools through their raw-schema APIs
 // (no reflection, no per-call schema validation), and everyone's page size
 // exceeds the largest list.
 //
