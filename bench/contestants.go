@@ -89,6 +89,7 @@ type setup struct {
 	resource bool // also serve the resource resourceURI
 	prompt   bool // also serve the prompt promptName
 	tasks    bool // serve echo as a TaskOptional tool, with a task store
+	io       bool // serve only the I/O workload's tools (ioserver.go), instead of all the above
 }
 
 // The resource of the read1k scenario: 1 KiB of plain ASCII text, which no
@@ -117,6 +118,9 @@ func promptText(topic string) string { return "Summarise " + topic + " in three 
 // newContestant returns the handler of the named contestant, serving s at any
 // path (the harness mounts it at /mcp).
 func newContestant(name string, s setup) (http.Handler, error) {
+	if s.io {
+		return newIOContestant(name)
+	}
 	switch name {
 	case "floor":
 		return newFloor(s)
