@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,16 @@ func TestCatalogAPI(t *testing.T) {
 	}
 	if found.Products[0].ID != 4901 || found.Products[0].Price != 50 {
 		t.Errorf("the cheapest is %+v, want product 4901 at 50", found.Products[0])
+	}
+	// The cheapest Electronics are products 1 and 99901 (1.00), then 21
+	// and 99921 (1.20): the catalogue's order is not the price's.
+	get("GET", "/products/search?category=Electronics&max_price=1.3&limit=4", "", &found)
+	var ids []int
+	for _, p := range found.Products {
+		ids = append(ids, p.ID)
+	}
+	if found.TotalFound != 4 || !slices.Equal(ids, []int{1, 99901, 21, 99921}) {
+		t.Errorf("the cheapest: %d found, ids %v, want 4, [1 99901 21 99921]", found.TotalFound, ids)
 	}
 	get("GET", "/products/search?category=Nothing", "", &found)
 	if found.TotalFound != 0 || found.Products == nil || len(found.Products) != 0 {
