@@ -249,6 +249,8 @@ type ioResult struct {
 	mcpRequests, toolCalls, iterations int // within the measured window
 	window                             time.Duration
 	negotiated                         string        // legacy: the version initialize answered
+	checked                            int           // tool calls answered right, warm-up and late ones included
+	windowEmpty                        bool          // no tool call fell in the window (counted in errors)
 	avg, p50, p99                      time.Duration // of the tool calls
 	errors                             int
 	firstError                         string
@@ -272,6 +274,7 @@ func ioLoad(ctx context.Context, url string, mode ioMode, vus int, warm, dur tim
 		errors          int
 		firstErr        string
 		negotiated      string
+		checked         int
 		postBuf         bytes.Buffer
 	}
 	vs := make([]vu, vus)
@@ -345,6 +348,7 @@ func ioLoad(ctx context.Context, url string, mode ioMode, vus int, warm, dur tim
 						ok = false
 						continue
 					}
+					v.checked++
 					if inWindow(t0, t1) {
 						v.lat = append(v.lat, t1.Sub(t0))
 						v.mcp++
@@ -385,6 +389,7 @@ func ioLoad(ctx context.Context, url string, mode ioMode, vus int, warm, dur tim
 		all = append(all, v.lat...)
 		res.mcpRequests += v.mcp
 		res.iterations += v.iterations
+		res.checked += v.checked
 		res.errors += v.errors
 		if res.firstError == "" {
 			res.firstError = v.firstErr
@@ -402,6 +407,7 @@ func ioLoad(ctx context.Context, url string, mode ioMode, vus int, warm, dur tim
 	if len(all) == 0 {
 		if res.firstError == "" {
 			res.errors, res.firstError = res.errors+1, "no tool call completed within the measured window"
+			res.windowEmpty = true
 		}
 		return res
 	}
