@@ -30,3 +30,14 @@ type answered string
 
 func (e answered) Error() string { return string(e) }
 func (answered) RedisError()     {}
+
+// Waiting returns how many of s's calls wait for a batch (not on the
+// wire yet).
+func (s *TaskStore) Waiting() int { return s.s.batch.waiting() }
+
+// Unbatched makes l send each check alone, as before batching, for the
+// benchmarks' comparison.
+func (l *RateLimiter) Unbatched() { l.s.batch.unbatched = true }
+
+// Linger makes l's batches wait d for company before they are sent.
+func (l *RateLimiter) Linger(d time.Duration) { l.s.batch.linger = d }

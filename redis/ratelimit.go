@@ -152,7 +152,7 @@ var (
 
 // check runs the script on key, once within ctx.
 func (l *RateLimiter) check(ctx context.Context, key string) ([]int64, error) {
-	cmd := gcra.run(ctx, l.s.client, []string{key}, l.interval, l.window)
+	cmd := gcra.run(ctx, l.s.batch, []string{key}, l.interval, l.window)
 	v, err := cmd.Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = errors.New("mcpredis: the rate-limit script answered " + strconv.Itoa(len(v)) + " values, not 4")

@@ -17,10 +17,10 @@ func newScript(src string) luaScript {
 	return luaScript{src: src, hash: redis.NewScript(src).Hash()}
 }
 
-// run runs the script on keys and args, once (noRetry), within ctx:
-// EVALSHA, and EVAL only when Redis has lost the script (a restart,
-// SCRIPT FLUSH), within the same deadline.
-func (sc luaScript) run(ctx context.Context, c redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
+// run runs the script on keys and args, once (noRetry), within ctx, with
+// the next batch of b: EVALSHA, and EVAL only when Redis has lost the
+// script (a restart, SCRIPT FLUSH), within the same deadline.
+func (sc luaScript) run(ctx context.Context, b *batcher, keys []string, args ...any) *redis.Cmd {
 	argv := make([]any, 0, 3+len(keys)+len(args))
 	argv = append(argv, "evalsha", sc.hash, len(keys))
 	for _, k := range keys {
@@ -28,11 +28,15 @@ func (sc luaScript) run(ctx context.Context, c redis.UniversalClient, keys []str
 	}
 	argv = append(argv, args...)
 	cmd := redis.NewCmd(ctx, argv...)
-	_ = c.Process(ctx, noRetry{cmd})
-	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+	err := b.do(ctx, keys[0], cmd)
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		argv[0], argv[1] = "eval", sc.src // the first command is done with argv
 		cmd = redis.NewCmd(ctx, argv...)
-		_ = c.Process(ctx, noRetry{cmd})
+		err = b.do(ctx, keys[0], cmd)
+	}
+	if err != nil { // cmd may still be in its batch (ctx done first): the error alone
+		cmd = redis.NewCmd(ctx)
+		cmd.SetErr(err)
 	}
 	return cmd
 }

@@ -177,7 +177,7 @@ func (s *TaskStore) Create(ctx context.Context, t *mcpmw.Task) error {
 	args := append([]any{t.ID, forget, lease, s.clock()}, taskFields(t)...)
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	created, err := taskCreate.run(bounded, s.s.client, []string{s.tasks + t.ID, s.leases}, args...).Int64()
+	created, err := taskCreate.run(bounded, s.s.batch, []string{s.tasks + t.ID, s.leases}, args...).Int64()
 	if err = s.outcome(ctx, "create", err); err != nil {
 		return err
 	}
@@ -194,12 +194,13 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*mcpmw.Task, error) {
 	}
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	cmd := redis.NewMapStringStringCmd(bounded, "hgetall", s.tasks+id)
-	_ = s.s.client.Process(bounded, noRetry{cmd})
-	fields, err := cmd.Result()
-	if err = s.outcome(ctx, "get", err); err != nil {
+	key := s.tasks + id
+	cmd := redis.NewMapStringStringCmd(bounded, "hgetall", key)
+	err := s.outcome(ctx, "get", s.s.batch.do(bounded, key, cmd))
+	if err != nil {
 		return nil, err
 	}
+	fields := cmd.Val()
 	if len(fields) == 0 {
 		return nil, mcpmw.ErrTaskNotFound
 	}
@@ -232,7 +233,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (
 	for k, v := range pairs {
 		args = append(args, k, []byte(v))
 	}
-	reply, err := taskUpdate.run(bounded, s.s.client, []string{s.tasks + id, s.leases}, args...).Slice()
+	reply, err := taskUpdate.run(bounded, s.s.batch, []string{s.tasks + id, s.leases}, args...).Slice()
 	if err = s.outcome(ctx, "update", err); err != nil {
 		return nil, false, err
 	}
@@ -269,7 +270,7 @@ func (s *TaskStore) Expired(ctx context.Context, now time.Time, limit int) ([]st
 	}
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	ids, err := taskDue.run(bounded, s.s.client, []string{s.leases}, ceilMilli(now), s.clock(), min(limit, maxExpired)).StringSlice()
+	ids, err := taskDue.run(bounded, s.s.batch, []string{s.leases}, ceilMilli(now), s.clock(), min(limit, maxExpired)).StringSlice()
 	if err = s.outcome(ctx, "expired", err); err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -279,7 +280,7 @@ func (s *TaskStore) Expired(ctx context.Context, now time.Time, limit int) ([]st
 	for _, id := range ids {
 		keys, args = append(keys, s.tasks+id), append(args, id)
 	}
-	kept, err := taskExpired.run(bounded, s.s.client, keys, args...).StringSlice()
+	kept, err := taskExpired.run(bounded, s.s.batch, keys, args...).StringSlice()
 	if err = s.outcome(ctx, "expired", err); err != nil {
 		return nil, err
 	}
