@@ -43,7 +43,6 @@ type batcher struct {
 	client    redis.UniversalClient
 	node      func(ctx context.Context, key string) *redis.Client // the node a key lives on; nil: one queue
 	unbatched bool                                                // each command alone, as go-redis sends it (benchmarks set it)
-	linger    time.Duration                                       // how long a flush waits for company first (0: none; benchmarks set it)
 
 	mu      sync.Mutex
 	one     queue                    // the queue of a single node, and of keys whose node is not known
@@ -89,7 +88,7 @@ func newBatcher(c redis.UniversalClient) *batcher {
 	return b
 }
 
-// do sends cmd, whose first key is key ("" for none), with the next batch
+// do sends cmd, whose first key is key, with the next batch
 // of its node, and returns its error once Redis has answered it, or ctx's
 // error as soon as ctx is done. When do returns ctx's error, cmd may still
 // be on its way: the caller must not read it (nor use it again).
@@ -101,7 +100,7 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 		return b.client.Process(ctx, noRetry{cmd})
 	}
 	var node *redis.Client
-	if b.node != nil && key != "" {
+	if b.node != nil {
 		node = b.node(ctx, key)
 	}
 	b.mu.Lock()
@@ -115,7 +114,7 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 			b.nodes[node] = q
 		}
 	}
-	if !q.flushing && b.linger == 0 {
+	if !q.flushing {
 		// Nothing of q's on the wire: the caller sends its command as it
 		// is, within its own context, and hands on what queued meanwhile.
 		q.flushing = true
@@ -158,9 +157,6 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 func (b *batcher) flush(q *queue, node *redis.Client) {
 	var pipe redis.Pipeliner // made for the first batch of more than one
 	var batch []*call
-	if b.linger > 0 {
-		time.Sleep(b.linger)
-	}
 	for {
 		b.mu.Lock()
 		batch, q.pending = q.pending, batch[:0]

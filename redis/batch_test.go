@@ -171,7 +171,32 @@ func TestBatchesLeaveNoGoroutine(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	waitFor(t, "no queue on the wire", func() bool { return s.Flushing() == 0 })
 	require.NoError(t, r.Close())
 	require.NoError(t, n.Close())
 	goleak.VerifyNone(t, ignore)
+}
+
+// TestOneCallQueuedBehindAnother: a single call that queued while another
+// was on the wire is sent once that one is answered; and whoever waits for
+// the store's batches to end (Relay.Close, Notifier.Close do) is told when
+// they have.
+func TestOneCallQueuedBehindAnother(t *testing.T) {
+	t.Parallel()
+	cfg, srv, _ := config(t, mcpredis.FailOpen)
+	cfg.Timeout = 30 * time.Second
+	s := mcpredis.NewTaskStore(cfg)
+	require.NoError(t, s.Create(t.Context(), working("t", time.Now(), time.Hour)))
+
+	srv.Pause()
+	errs := make(chan error, 2)
+	go func() { _, err := s.Get(t.Context(), "t"); errs <- err }()
+	waitFor(t, "the first call on the wire", func() bool { return s.Flushing() == 1 })
+	go func() { _, err := s.Get(t.Context(), "t"); errs <- err }()
+	waitFor(t, "the second call queued", func() bool { return s.Waiting() == 1 })
+	idle := make(chan struct{})
+	go func() { s.WaitIdle(); close(idle) }()
+	srv.Resume()
+	within(t, "the two calls", func() { require.NoError(t, <-errs); require.NoError(t, <-errs) })
+	within(t, "WaitIdle", func() { <-idle })
 }

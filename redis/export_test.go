@@ -39,5 +39,13 @@ func (s *TaskStore) Waiting() int { return s.s.batch.waiting() }
 // benchmarks' comparison.
 func (l *RateLimiter) Unbatched() { l.s.batch.unbatched = true }
 
-// Linger makes l's batches wait d for company before they are sent.
-func (l *RateLimiter) Linger(d time.Duration) { l.s.batch.linger = d }
+// Flushing returns how many of s's queues have a command on the wire.
+func (s *TaskStore) Flushing() int {
+	s.s.batch.mu.Lock()
+	defer s.s.batch.mu.Unlock()
+	return s.s.batch.running
+}
+
+// WaitIdle waits, at most an hour, until none of s's queues has a command
+// on the wire.
+func (s *TaskStore) WaitIdle() { s.s.batch.wait(time.Hour) }
