@@ -49,3 +49,13 @@ func (s *TaskStore) Flushing() int {
 // WaitIdle waits, at most an hour, until none of s's queues has a command
 // on the wire.
 func (s *TaskStore) WaitIdle() { s.s.batch.wait(time.Hour) }
+
+// LeaseClock makes l's leases read the time from now.
+func (l *RateLimiter) LeaseClock(now func() time.Time) { l.lease.now = now }
+
+// Leases returns how many keys l's table of leases holds.
+func (l *RateLimiter) Leases() int {
+	l.lease.mu.Lock()
+	defer l.lease.mu.Unlock()
+	return len(l.lease.keys)
+}
