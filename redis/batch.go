@@ -63,8 +63,8 @@ type queue struct {
 // up leaves it to the batch (and the garbage collector).
 type call struct {
 	ctx  context.Context // the caller's, with its deadline
-	cmd  redis.Cmder
-	done chan struct{} // one value, once cmd holds its answer
+	cmd  noRetry         // the caller's command; &cmd is what go-redis is given, with no allocation
+	done chan struct{}   // one value, once cmd holds its answer
 }
 
 var calls = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -120,7 +120,11 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 		q.flushing = true
 		b.running++
 		b.mu.Unlock()
-		err := b.client.Process(ctx, noRetry{cmd})
+		c := calls.Get().(*call)
+		c.cmd.Cmder = cmd
+		err := b.client.Process(ctx, &c.cmd)
+		c.cmd.Cmder = nil
+		calls.Put(c)
 		b.mu.Lock()
 		if len(q.pending) > 0 {
 			b.mu.Unlock()
@@ -132,7 +136,7 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 		return err
 	}
 	c := calls.Get().(*call)
-	c.ctx, c.cmd = ctx, cmd
+	c.ctx, c.cmd.Cmder = ctx, cmd
 	q.pending = append(q.pending, c)
 	start := !q.flushing
 	if start {
@@ -145,7 +149,7 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 	}
 	select {
 	case <-c.done:
-		c.ctx, c.cmd = nil, nil
+		c.ctx, c.cmd.Cmder = nil, nil
 		calls.Put(c)
 		return cmd.Err()
 	case <-ctx.Done():
@@ -208,14 +212,14 @@ func (b *batcher) send(pipe *redis.Pipeliner, batch []*call) {
 	case 0:
 		return
 	case 1:
-		_ = b.client.Process(lone.ctx, noRetry{lone.cmd})
+		_ = b.client.Process(lone.ctx, &lone.cmd)
 	default:
 		if *pipe == nil {
 			*pipe = b.client.Pipeline()
 		}
 		for _, c := range batch {
 			if c != nil {
-				_ = (*pipe).Process(c.ctx, noRetry{c.cmd})
+				_ = (*pipe).Process(c.ctx, &c.cmd)
 			}
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), latest)

@@ -57,6 +57,8 @@ func TestConcurrentCallsShareARoundTrip(t *testing.T) {
 	s := mcpredis.NewTaskStore(cfg)
 	ctx := t.Context()
 	require.NoError(t, s.Create(ctx, working("t", time.Now(), time.Hour)))
+	_, err := s.Get(ctx, "t") // the script loaded
+	require.NoError(t, err)
 	var count sends
 	cfg.Client.(*redis.Client).AddHook(&count)
 
@@ -112,6 +114,8 @@ func TestCallerDeadlineHeldWhileItsBatchWaits(t *testing.T) {
 	cfg.Timeout = 30 * time.Second
 	s := mcpredis.NewTaskStore(cfg)
 	require.NoError(t, s.Create(t.Context(), working("t", time.Now(), time.Hour)))
+	_, err := s.Get(t.Context(), "t") // the script loaded
+	require.NoError(t, err)
 	var count sends
 	cfg.Client.(*redis.Client).AddHook(&count)
 
@@ -187,6 +191,8 @@ func TestOneCallQueuedBehindAnother(t *testing.T) {
 	cfg.Timeout = 30 * time.Second
 	s := mcpredis.NewTaskStore(cfg)
 	require.NoError(t, s.Create(t.Context(), working("t", time.Now(), time.Hour)))
+	_, err := s.Get(t.Context(), "t") // the script loaded
+	require.NoError(t, err)
 
 	srv.Pause()
 	errs := make(chan error, 2)

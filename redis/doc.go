@@ -30,8 +30,10 @@
 // script cache (a restart) does one check take a second, EVAL. Publishing
 // an event is one PUBLISH; hearing events costs no round trip per event or
 // per listener: each Notifier holds one subscription and fans events out
-// in its process. A task store call is one round trip too: one HGETALL
-// per tasks/get, one script per Create and per Update (a renewal, a
+// in its process. A task store call is one round trip too: one script
+// per tasks/get (taskget.lua: the task's hash packed in one string, which
+// costs go-redis one allocation, where HGETALL's reply costs two per
+// field), one script per Create and per Update (a renewal, a
 // question, an answer, a cancellation, the end; an answer of more than 64
 // responses or 64 KiB takes a read first); Expired, which each instance
 // calls every half lease, is one script, and a second only when it finds
