@@ -69,6 +69,25 @@ func newLeases(tokens int, ttl time.Duration) *leases {
 // admitted is the answer of a request admitted from a lease.
 var admitted = []int64{1, 0, 0, 0}
 
+// held admits or refuses one request of key when this instance can
+// decide alone: a token left of an unended lease, or a refusal that still
+// holds; otherwise it returns nil, and take asks Redis.
+func (ls *leases) held(key string) []int64 {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	e, now := ls.keys[key], ls.now()
+	switch {
+	case e == nil:
+		return nil
+	case e.left > 0 && now.Before(e.until):
+		e.left--
+		return admitted
+	case now.Before(e.refused):
+		return []int64{0, 0, e.refused.Sub(now).Microseconds(), 0}
+	}
+	return nil
+}
+
 // take admits or refuses one request of key, as check does (see gcra.lua
 // for what it answers): from the key's lease when it has tokens left,
 // refused while Redis's last refusal holds, and otherwise with one call

@@ -139,24 +139,22 @@ func (l *RateLimiter) Limit(w http.ResponseWriter, r *http.Request, clientIP str
 		sum := sha256.Sum256([]byte(k))
 		k = "sha256:" + hex.EncodeToString(sum[:])
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), l.s.timeout)
-	defer cancel()
 	var v []int64
-	var err error
 	if l.lease != nil {
-		v, err = l.lease.take(ctx, l.bucket+k, l.check)
-	} else {
-		v, err = l.check(ctx, l.bucket+k, 1, 0)
+		v = l.lease.held(k) // decided here, with no round trip (and no deadline to set)
 	}
-	if err != nil {
-		l.health.failed(err)
-		if l.s.failure == FailOpen {
-			return false
+	if v == nil {
+		var err error
+		if v, err = l.ask(r, k); err != nil {
+			l.health.failed(err)
+			if l.s.failure == FailOpen {
+				return false
+			}
+			w.Header()["Retry-After"] = retryOneSecond
+			return true
 		}
-		w.Header()["Retry-After"] = retryOneSecond
-		return true
+		l.health.answered()
 	}
-	l.health.answered()
 	if v[0] > 0 {
 		return false
 	}
@@ -172,11 +170,21 @@ var (
 	zero           = []string{"0"}
 )
 
-// check runs the script on key, once within ctx: it takes up to want
-// requests of the budget, having given back first the unspent ones of
-// ended leases.
-func (l *RateLimiter) check(ctx context.Context, key string, want, back int) ([]int64, error) {
-	cmd := gcra.run(ctx, l.s.batch, []string{key}, l.interval, l.window, want, back)
+// ask asks Redis about k, within Config.Timeout: with a lease, for one.
+func (l *RateLimiter) ask(r *http.Request, k string) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), l.s.timeout)
+	defer cancel()
+	if l.lease != nil {
+		return l.lease.take(ctx, k, l.check)
+	}
+	return l.check(ctx, k, 1, 0)
+}
+
+// check runs the script on k's bucket, once within ctx: it takes up to
+// want requests of the budget, having given back first the unspent ones
+// of ended leases.
+func (l *RateLimiter) check(ctx context.Context, k string, want, back int) ([]int64, error) {
+	cmd := gcra.run(ctx, l.s.batch, []string{l.bucket + k}, l.interval, l.window, want, back)
 	v, err := cmd.Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = errors.New("mcpredis: the rate-limit script answered " + strconv.Itoa(len(v)) + " values, not 4")
