@@ -14,10 +14,14 @@ type limitOptions struct{ lease int }
 // Lease makes a RateLimiter take up to tokens requests of a key's budget
 // with each script call, and admit the key's next requests on this
 // instance from what it took, with no round trip, until they are spent
-// or their lease ends: after a second, or the window if it is shorter.
-// What a lease did not spend goes back to the budget with the instance's
-// next call for that key. A refusal is kept as long as its Retry-After:
-// the instance refuses the key again without asking Redis until then.
+// or their lease ends: a second after it was taken or last topped up, or
+// the window if it is shorter. When a quarter of the tokens or fewer are
+// left, the next request tops the lease up to tokens (never more) while
+// the others spend what is left, so that a busy key seldom waits for
+// Redis. What a lease did not spend goes back to the budget with the
+// instance's next call for that key. A refusal is kept as long as its
+// Retry-After: the instance refuses the key again without asking Redis
+// until then.
 //
 // It trades accuracy for round trips. The budget is still counted in
 // Redis, once per request, but a request may be admitted up to a second
@@ -45,6 +49,7 @@ const minSweep = 1024
 // leases are the tokens this instance has taken, per key.
 type leases struct {
 	tokens int           // how many a script call takes at most
+	low    int           // at this many left, the next caller tops the lease up
 	ttl    time.Duration // how long they may be spent
 	now    func() time.Time
 
@@ -63,15 +68,15 @@ type lease struct {
 }
 
 func newLeases(tokens int, ttl time.Duration) *leases {
-	return &leases{tokens: tokens, ttl: ttl, now: time.Now, keys: map[string]*lease{}, sweep: minSweep}
+	return &leases{tokens: tokens, low: tokens / 4, ttl: ttl, now: time.Now, keys: map[string]*lease{}, sweep: minSweep}
 }
 
 // admitted is the answer of a request admitted from a lease.
 var admitted = []int64{1, 0, 0, 0}
 
 // held admits or refuses one request of key when this instance can
-// decide alone: a token left of an unended lease, or a refusal that still
-// holds; otherwise it returns nil, and take asks Redis.
+// decide alone: a token it may spend (spendable), or a refusal that still
+// holds with none left; otherwise it returns nil, and take asks Redis.
 func (ls *leases) held(key string) []int64 {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -79,20 +84,24 @@ func (ls *leases) held(key string) []int64 {
 	switch {
 	case e == nil:
 		return nil
-	case e.left > 0 && now.Before(e.until):
+	case e.spendable(ls.low, now):
 		e.left--
 		return admitted
-	case now.Before(e.refused):
+	case e.left == 0 && now.Before(e.refused):
 		return []int64{0, 0, e.refused.Sub(now).Microseconds(), 0}
 	}
 	return nil
 }
 
 // take admits or refuses one request of key, as check does (see gcra.lua
-// for what it answers): from the key's lease when it has tokens left,
+// for what it answers): from the key's lease while it has tokens left,
 // refused while Redis's last refusal holds, and otherwise with one call
-// of check, for a lease of more tokens. Callers of the same key wait for
-// a call on its way rather than making one each, each within ctx.
+// of check, for a lease of more tokens. The caller that finds the lease in
+// its last quarter (ls.low tokens or fewer) tops it up, asking for what
+// brings it back to ls.tokens (so that an instance never holds more),
+// while the others spend what is left; callers of a key with none left
+// wait for the call on its way rather than making one each, each within
+// ctx.
 func (ls *leases) take(ctx context.Context, key string, check func(ctx context.Context, key string, want, back int) ([]int64, error)) ([]int64, error) {
 	for {
 		ls.mu.Lock()
@@ -100,19 +109,19 @@ func (ls *leases) take(ctx context.Context, key string, check func(ctx context.C
 		if e == nil {
 			e = ls.add(key, now)
 		}
-		if e.left > 0 {
-			if now.Before(e.until) {
-				e.left--
-				ls.mu.Unlock()
-				return admitted, nil
-			}
+		if e.left > 0 && !now.Before(e.until) { // ended: given back with the next call
 			e.back, e.left = e.back+e.left, 0
 		}
-		if now.Before(e.refused) {
+		switch {
+		case e.spendable(ls.low, now):
+			e.left--
+			ls.mu.Unlock()
+			return admitted, nil
+		case e.left == 0 && now.Before(e.refused):
 			ls.mu.Unlock()
 			return []int64{0, 0, e.refused.Sub(now).Microseconds(), 0}, nil
-		}
-		if asking := e.asking; asking != nil {
+		case e.asking != nil:
+			asking := e.asking
 			ls.mu.Unlock()
 			select {
 			case <-asking:
@@ -121,22 +130,26 @@ func (ls *leases) take(ctx context.Context, key string, check func(ctx context.C
 				return nil, ctx.Err()
 			}
 		}
-		back := e.back
+		want, back := ls.tokens-e.left, e.back
 		e.back, e.asking = 0, make(chan struct{})
 		ls.mu.Unlock()
 
-		v, err := check(ctx, key, ls.tokens, back)
+		v, err := check(ctx, key, want, back)
 
 		ls.mu.Lock()
 		close(e.asking)
 		e.asking = nil
 		now = ls.now()
 		switch {
-		case err != nil: // back may have been given back, or not: not sent again
-		case v[0] > 1:
-			e.left, e.until = int(v[0]-1), now.Add(ls.ttl)
-		case v[0] == 0:
+		case err == nil && v[0] > 0:
+			e.left, e.until = e.left+int(v[0]-1), now.Add(ls.ttl)
+		case err == nil:
 			e.refused = now.Add(time.Duration(v[2]) * time.Microsecond)
+		}
+		// An error: back may have been given back, or not; not sent again.
+		if (err != nil || v[0] == 0) && e.left > 0 && now.Before(e.until) {
+			v, err = admitted, nil // what is left is still this instance's to spend
+			e.left--
 		}
 		if e.left == 0 && e.back == 0 && !now.Before(e.refused) {
 			delete(ls.keys, key)
@@ -144,6 +157,13 @@ func (ls *leases) take(ctx context.Context, key string, check func(ctx context.C
 		ls.mu.Unlock()
 		return v, err
 	}
+}
+
+// spendable reports whether a token of e is spent with no call: one is
+// left, of a lease that has not ended, and either more than low are left,
+// or more are on their way, or Redis refused more.
+func (e *lease) spendable(low int, now time.Time) bool {
+	return e.left > 0 && now.Before(e.until) && (e.left > low || e.asking != nil || now.Before(e.refused))
 }
 
 // add adds key's lease to the table, ls.mu held, first dropping the

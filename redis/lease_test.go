@@ -52,27 +52,33 @@ func leased(t *testing.T, cfg mcpredis.Config, requests, tokens int) (*endpoint,
 	return newEndpoint(l), clk, &rt
 }
 
-// TestLeaseSpentLocally: a lease of 5 takes 5 requests of the budget in one
-// script call; the next 4 are admitted with no round trip; the budget in
-// Redis counts all 5, so another instance finds 5 fewer.
+// TestLeaseSpentLocally: a lease of 8 takes 8 requests of the budget in
+// one script call, and the next are admitted with no round trip until 2
+// are left (its last quarter): the request that finds them tops the lease
+// up to 8, never more, while the others would spend those 2. The budget
+// in Redis counts every token taken, so another instance finds them
+// gone; once Redis refuses, what is left is spent, then the refusal is
+// kept as long as Redis said.
 func TestLeaseSpentLocally(t *testing.T) {
 	t.Parallel()
 	cfg, _, logs := config(t, mcpredis.FailClosed)
-	e, _, rt := leased(t, cfg, 10, 5)
-	plain := newEndpoint(mcpredis.PerIP(cfg, 10, time.Hour))
+	e, _, rt := leased(t, cfg, 20, 8)
+	plain := newEndpoint(mcpredis.PerIP(cfg, 20, time.Hour))
 	const ip = "192.0.2.30:1"
 
 	assert.Equal(t, []int{200}, e.codes(ip, 1), "the lease taken (and the script loaded)")
 	rt.n.Store(0)
-	assert.Equal(t, []int{200, 200, 200, 200}, e.codes(ip, 4))
-	assert.Zero(t, rt.n.Load(), "spent locally")
-	assert.Equal(t, []int{200, 200, 200, 200, 200, 429}, plain.codes(ip, 6), "the lease's 5 are counted in Redis")
-	assert.Equal(t, []int{429}, e.codes(ip, 1))
-	assert.EqualValues(t, 1, rt.n.Load(), "one call more, refused")
+	assert.Equal(t, []int{200, 200, 200, 200, 200}, e.codes(ip, 5))
+	assert.Zero(t, rt.n.Load(), "spent locally, down to 2 left")
+	assert.Equal(t, []int{200}, e.codes(ip, 1))
+	assert.EqualValues(t, 1, rt.n.Load(), "topped up: 6 more")
+	assert.Equal(t, []int{200, 200, 200, 200, 200, 200, 429}, plain.codes(ip, 7), "8 + 6 of 20 taken")
+	assert.Equal(t, []int{200, 200, 200, 200, 200, 200, 200, 429}, e.codes(ip, 8), "the 7 left, then refused")
+	assert.EqualValues(t, 2, rt.n.Load(), "one top-up more, refused")
 	w := e.discover(ip)
 	assert.Equal(t, 429, w.Code, "the refusal is kept")
-	assert.Equal(t, "360", w.Header().Get("Retry-After"), "as long as Redis said: 6 minutes, when one request of an hour's 10 refills")
-	assert.EqualValues(t, 1, rt.n.Load(), "while it holds, no round trip")
+	assert.Equal(t, "180", w.Header().Get("Retry-After"), "as long as Redis said: 3 minutes, when one request of an hour's 20 refills")
+	assert.EqualValues(t, 2, rt.n.Load(), "while it holds, no round trip")
 	assert.Empty(t, logs.all())
 }
 
@@ -124,10 +130,10 @@ func TestLeaseCallersShareOneCall(t *testing.T) {
 	require.NotNil(t, refused)
 	assert.EqualValues(t, budget, admitted.(*atomic.Int64).Load(), "the whole budget, no more")
 	assert.EqualValues(t, callers*each-budget, refused.(*atomic.Int64).Load())
-	// 60 leases of 10, the first load of the script, one refusal kept for
-	// the rest: a lease that ended unspent (a second on a busy machine)
-	// costs one call more.
-	assert.Less(t, rt.n.Load(), int64(budget/tokens+20), "about one call per lease")
+	// Top-ups of about 8 (the lease is topped up at 2 left), the first
+	// load of the script, one refusal kept for the rest: a lease that ended
+	// unspent (a second on a busy machine) costs one call more.
+	assert.Less(t, rt.n.Load(), int64(budget/(tokens-tokens/4)+20), "about one call per top-up")
 }
 
 // TestLeaseSetupMistakesPanic: a lease below 0 or above the limit is a
@@ -148,11 +154,11 @@ func TestLeaseSetupMistakesPanic(t *testing.T) {
 func TestLeaseTakesWhatIsLeft(t *testing.T) {
 	t.Parallel()
 	cfg, _, _ := config(t, mcpredis.FailClosed)
-	e, _, rt := leased(t, cfg, 7, 5)
-	assert.Equal(t, []int{200, 200, 200, 200, 200}, e.codes("192.0.2.33:1", 5), "a lease of 5")
+	e, _, rt := leased(t, cfg, 6, 4)
+	assert.Equal(t, []int{200}, e.codes("192.0.2.33:1", 1), "a lease of 4")
 	n := rt.n.Load()
-	assert.Equal(t, []int{200, 200, 429}, e.codes("192.0.2.33:1", 3), "then the 2 left, then none")
-	assert.EqualValues(t, n+2, rt.n.Load(), "a lease of 2, then a refusal")
+	assert.Equal(t, []int{200, 200, 200, 200, 200, 429}, e.codes("192.0.2.33:1", 6), "a top-up of the 2 left of 6, then none")
+	assert.EqualValues(t, n+2, rt.n.Load(), "the top-up, then one refused (the last token then spent)")
 }
 
 // TestLeasesOfEndedKeysSwept: the table of leases holds the keys of about
