@@ -192,7 +192,7 @@ func (b *batcher) release(q *queue, node *redis.Client) {
 // latest of their callers' deadlines. A command whose caller has already
 // given up is not sent.
 func (b *batcher) send(pipe *redis.Pipeliner, batch []*call) {
-	var lone *call
+	var first *call
 	live, unbounded, latest := 0, false, time.Time{}
 	for i, c := range batch {
 		if err := c.ctx.Err(); err != nil {
@@ -206,13 +206,15 @@ func (b *batcher) send(pipe *redis.Pipeliner, batch []*call) {
 		if d.After(latest) {
 			latest = d
 		}
-		live, lone = live+1, c
+		if live++; first == nil {
+			first = c
+		}
 	}
 	switch live {
 	case 0:
 		return
 	case 1:
-		_ = b.client.Process(lone.ctx, &lone.cmd)
+		_ = b.client.Process(first.ctx, &first.cmd)
 	default:
 		if *pipe == nil {
 			*pipe = b.client.Pipeline()
@@ -222,9 +224,12 @@ func (b *batcher) send(pipe *redis.Pipeliner, batch []*call) {
 				_ = (*pipe).Process(c.ctx, &c.cmd)
 			}
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), latest)
+		// The values of the first caller's context (its trace, say) for
+		// the client's hooks, which see one context per pipeline.
+		values := context.WithoutCancel(first.ctx)
+		ctx, cancel := context.WithDeadline(values, latest)
 		if unbounded { // a caller without a deadline: the batch has none either
-			ctx, cancel = context.WithCancel(context.Background())
+			ctx, cancel = context.WithCancel(values)
 		}
 		_, _ = (*pipe).Exec(ctx)
 		cancel()

@@ -19,7 +19,10 @@ import (
 
 // sends is a go-redis hook counting what a client writes: lone commands
 // and pipelines, each one round trip, and the commands in them.
-type sends struct{ lone, pipelines, piped atomic.Int64 }
+type sends struct{ lone, pipelines, piped, marked atomic.Int64 }
+
+// mark is a value a caller's context carries, for a hook to find.
+type mark struct{}
 
 func (c *sends) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *sends) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -32,6 +35,9 @@ func (c *sends) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.pipelines.Add(1)
 		c.piped.Add(int64(len(cmds)))
+		if ctx.Value(mark{}) != nil {
+			c.marked.Add(1)
+		}
 		return next(ctx, cmds)
 	}
 }
@@ -62,6 +68,7 @@ func TestConcurrentCallsShareARoundTrip(t *testing.T) {
 	var count sends
 	cfg.Client.(*redis.Client).AddHook(&count)
 
+	ctx = context.WithValue(ctx, mark{}, true) // every caller's: the pipeline's hooks see it
 	srv.Pause()
 	const n = 40
 	errs := make(chan error, n+1)
@@ -89,6 +96,7 @@ func TestConcurrentCallsShareARoundTrip(t *testing.T) {
 	assert.EqualValues(t, 1, count.lone.Load(), "the first call went alone")
 	assert.EqualValues(t, 1, count.pipelines.Load(), "the others, in one pipeline")
 	assert.EqualValues(t, n, count.piped.Load())
+	assert.EqualValues(t, 1, count.marked.Load(), "the pipeline's context holds its callers' values")
 	assert.Empty(t, logs.all())
 }
 
