@@ -107,6 +107,7 @@ type settings struct {
 	timeout  time.Duration
 	logger   *slog.Logger
 	maxRelay int
+	batch    *batcher // every command of the part given these settings goes through it
 }
 
 // settle fills in cfg's defaults; it panics, naming what, on a setup
@@ -139,6 +140,7 @@ func settle(ctor string, cfg Config) settings {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
+	s.batch = newBatcher(s.client)
 	return s
 }
 

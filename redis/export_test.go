@@ -30,3 +30,32 @@ type answered string
 
 func (e answered) Error() string { return string(e) }
 func (answered) RedisError()     {}
+
+// Waiting returns how many of s's calls wait for a batch (not on the
+// wire yet).
+func (s *TaskStore) Waiting() int { return s.s.batch.waiting() }
+
+// Unbatched makes l send each check alone, as before batching, for the
+// benchmarks' comparison.
+func (l *RateLimiter) Unbatched() { l.s.batch.unbatched = true }
+
+// Flushing returns how many of s's queues have a command on the wire.
+func (s *TaskStore) Flushing() int {
+	s.s.batch.mu.Lock()
+	defer s.s.batch.mu.Unlock()
+	return s.s.batch.running
+}
+
+// WaitIdle waits, at most an hour, until none of s's queues has a command
+// on the wire.
+func (s *TaskStore) WaitIdle() { s.s.batch.wait(time.Hour) }
+
+// LeaseClock makes l's leases read the time from now.
+func (l *RateLimiter) LeaseClock(now func() time.Time) { l.lease.now = now }
+
+// Leases returns how many keys l's table of leases holds.
+func (l *RateLimiter) Leases() int {
+	l.lease.mu.Lock()
+	defer l.lease.mu.Unlock()
+	return len(l.lease.keys)
+}

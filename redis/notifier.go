@@ -145,9 +145,7 @@ func (n *Notifier) Publish(ctx context.Context, ev mcpmw.Event) error {
 	}
 	bounded, cancel := context.WithTimeout(ctx, n.s.timeout)
 	defer cancel()
-	cmd := publishCmd(bounded, "publish", n.channel, payload)
-	_ = n.s.client.Process(bounded, noRetry{cmd})
-	if err := cmd.Err(); err != nil {
+	if err := n.s.batch.do(bounded, n.channel, publishCmd(bounded, "publish", n.channel, payload)); err != nil {
 		if n.health.judge(ctx, err) { // not when the caller gave up first
 			return outage(err)
 		}
@@ -194,7 +192,8 @@ func (n *Notifier) SubscribeResync(resync func()) (cancel func()) {
 // (it is the caller's). Close waits at most Config.Timeout for go-redis
 // to close the subscription: one connecting meanwhile to a Redis that
 // accepts and never answers holds it for the client's DialTimeout, and
-// its goroutines end then, on their own.
+// its goroutines end then, on their own. It also waits, as long again at
+// most, for the publishes on their way (see Config.Timeout).
 func (n *Notifier) Close() error {
 	n.mu.Lock()
 	already := n.closed
@@ -207,6 +206,7 @@ func (n *Notifier) Close() error {
 	}
 	close(n.stop)
 	<-n.done
+	n.s.batch.wait(n.s.timeout) // publishes on their way: each ends by its deadline
 	if ps == nil {
 		return nil
 	}

@@ -37,6 +37,11 @@ var gcra = newScript(gcraSource)
 // a figure a client needs only when refused). While Redis cannot answer,
 // FailOpen admits with no header; FailClosed refuses with Retry-After: 1.
 //
+// With Lease(k), an instance takes up to k requests of a key's budget per
+// script call and admits from them locally for up to a second: fewer round
+// trips, at the price of up to instances × k requests over the limit per
+// window (see Lease).
+//
 // A RateLimiter is safe for concurrent use.
 type RateLimiter struct {
 	s        settings
@@ -46,6 +51,7 @@ type RateLimiter struct {
 	window   int64  // µs: the burst tolerance
 	limit    []string
 	health   health
+	lease    *leases // nil: no lease, one script per check
 }
 
 // PerIP returns a RateLimiter allowing each client IP (as resolved by
@@ -55,10 +61,10 @@ type RateLimiter struct {
 // whose client IP is empty share one budget. PerIP panics on a setup mistake: no client, a client that does
 // not honour deadlines (see Config.Client), requests below 1 or a window
 // under a millisecond.
-func PerIP(cfg Config, requests int, window time.Duration) *RateLimiter {
+func PerIP(cfg Config, requests int, window time.Duration, opts ...LimitOption) *RateLimiter {
 	return newRateLimiter("PerIP", cfg, requests, window, func(_ *http.Request, clientIP string) string {
 		return ratelimit.IPKey(clientIP)
-	})
+	}, opts)
 }
 
 // By returns a RateLimiter allowing requests per window for each key that
@@ -72,14 +78,14 @@ func PerIP(cfg Config, requests int, window time.Duration) *RateLimiter {
 // A key longer than 64 bytes goes into Redis as its SHA-256 (so a client
 // that picks the key cannot make Redis keep one of a megabyte). By panics
 // on a setup mistake, as PerIP does, or when key is nil.
-func By(cfg Config, requests int, window time.Duration, key func(r *http.Request, clientIP string) string) *RateLimiter {
+func By(cfg Config, requests int, window time.Duration, key func(r *http.Request, clientIP string) string, opts ...LimitOption) *RateLimiter {
 	if key == nil {
 		panic("mcpredis: By: the key func is nil")
 	}
-	return newRateLimiter("By", cfg, requests, window, key)
+	return newRateLimiter("By", cfg, requests, window, key, opts)
 }
 
-func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration, key func(*http.Request, string) string) *RateLimiter {
+func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration, key func(*http.Request, string) string, opts []LimitOption) *RateLimiter {
 	s := settle(ctor, cfg)
 	if requests < 1 {
 		panic(fmt.Sprintf("mcpredis: %s: requests is %d: want at least 1", ctor, requests))
@@ -98,6 +104,16 @@ func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration,
 	}
 	l.window = l.interval * int64(requests) // exactly requests fit in a burst
 	l.health = health{logger: s.logger, what: "rate limit", down1: "mcpredis: Redis does not answer: the rate limit fails " + s.failure.String() + " until it does"}
+	var o limitOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case o.lease < 0 || o.lease > requests:
+		panic(fmt.Sprintf("mcpredis: %s: Lease(%d): want from 0 (no lease) to requests (%d)", ctor, o.lease, requests))
+	case o.lease > 1:
+		l.lease = newLeases(o.lease, min(maxLeaseTime, window))
+	}
 	return l
 }
 
@@ -123,19 +139,23 @@ func (l *RateLimiter) Limit(w http.ResponseWriter, r *http.Request, clientIP str
 		sum := sha256.Sum256([]byte(k))
 		k = "sha256:" + hex.EncodeToString(sum[:])
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), l.s.timeout)
-	defer cancel()
-	v, err := l.check(ctx, l.bucket+k)
-	if err != nil {
-		l.health.failed(err)
-		if l.s.failure == FailOpen {
-			return false
-		}
-		w.Header()["Retry-After"] = retryOneSecond
-		return true
+	var v []int64
+	if l.lease != nil {
+		v = l.lease.held(k) // decided here, with no round trip (and no deadline to set)
 	}
-	l.health.answered()
-	if v[0] == 1 {
+	if v == nil {
+		var err error
+		if v, err = l.ask(r, k); err != nil {
+			l.health.failed(err)
+			if l.s.failure == FailOpen {
+				return false
+			}
+			w.Header()["Retry-After"] = retryOneSecond
+			return true
+		}
+		l.health.answered()
+	}
+	if v[0] > 0 {
 		return false
 	}
 	h := w.Header()
@@ -150,9 +170,21 @@ var (
 	zero           = []string{"0"}
 )
 
-// check runs the script on key, once within ctx.
-func (l *RateLimiter) check(ctx context.Context, key string) ([]int64, error) {
-	cmd := gcra.run(ctx, l.s.client, []string{key}, l.interval, l.window)
+// ask asks Redis about k, within Config.Timeout: with a lease, for one.
+func (l *RateLimiter) ask(r *http.Request, k string) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), l.s.timeout)
+	defer cancel()
+	if l.lease != nil {
+		return l.lease.take(ctx, k, l.check)
+	}
+	return l.check(ctx, k, 1, 0)
+}
+
+// check runs the script on k's bucket, once within ctx: it takes up to
+// want requests of the budget, having given back first the unspent ones
+// of ended leases.
+func (l *RateLimiter) check(ctx context.Context, k string, want, back int) ([]int64, error) {
+	cmd := gcra.run(ctx, l.s.batch, []string{l.bucket + k}, l.interval, l.window, want, back)
 	v, err := cmd.Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = errors.New("mcpredis: the rate-limit script answered " + strconv.Itoa(len(v)) + " values, not 4")

@@ -1,6 +1,7 @@
 package mcpredis_test
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,14 +17,26 @@ import (
 // pool and Handler) under 64 concurrent clients of one IP admit N requests
 // of a limit of N per minute, plus at most what refills while the test
 // runs (one every 1.2 s): never N per instance.
+//
+// With a lease of 5 the same holds: what a lease takes is counted in
+// Redis, and under this load every lease is spent.
 func TestThreeInstancesShareOneBudget(t *testing.T) {
 	t.Parallel()
+	for _, lease := range []int{0, 5} {
+		t.Run("lease "+strconv.Itoa(lease), func(t *testing.T) {
+			t.Parallel()
+			threeInstancesShareOneBudget(t, lease)
+		})
+	}
+}
+
+func threeInstancesShareOneBudget(t *testing.T, lease int) {
 	srv := redistest.Start(t)
 	const limit, clients, perClient = 50, 64, 10
 	var instances []*endpoint
 	for range 3 {
 		cfg := mcpredis.Config{Client: newClient(t, srv.Addr), Timeout: 2 * time.Second, Logger: discard, Failure: mcpredis.FailClosed}
-		instances = append(instances, newEndpoint(mcpredis.PerIP(cfg, limit, time.Minute)))
+		instances = append(instances, newEndpoint(mcpredis.PerIP(cfg, limit, time.Minute, mcpredis.Lease(lease))))
 	}
 	var admitted, refused, other atomic.Int64
 	var next atomic.Int64

@@ -230,27 +230,27 @@ func (r *Relay) publishTo(ctx context.Context, command, channel string, payload 
 	bounded, cancel := context.WithTimeout(ctx, r.s.timeout)
 	defer cancel()
 	cmd := publishCmd(bounded, command, channel, payload)
-	_ = r.s.client.Process(bounded, noRetry{cmd})
-	n, err := cmd.Result()
-	if err != nil {
+	if err := r.s.batch.do(bounded, channel, cmd); err != nil {
 		if r.health.judge(ctx, err) { // not when the caller gave up first
 			return 0, outage(err)
 		}
 		return 0, err
 	}
 	r.health.answered()
-	return n, nil
+	return cmd.Val(), nil
 }
 
 // Close ends the subscriptions and waits for the receiving goroutines to
 // return: nothing is handed to a Receive func after it. Send still works.
 // Close may be called more than once; the client stays open (it is the
 // caller's). Like Notifier.Close, it waits at most Config.Timeout for
-// go-redis to close each subscription.
+// go-redis to close each subscription, and as long for the sends on
+// their way.
 func (r *Relay) Close() error {
 	r.closeOnce.Do(func() {
 		close(r.stop)
 		r.done.Wait()
+		r.s.batch.wait(r.s.timeout) // sends on their way: each ends by its deadline
 		r.mu.Lock()
 		own := r.pubsub // the last one made: the goroutine that made them has returned
 		r.mu.Unlock()

@@ -42,14 +42,13 @@ func (s *TaskStore) answersToSend(ctx, bounded context.Context, id string, respo
 	if len(responses) <= maxSentAnswers && size <= maxSentAnswerBytes {
 		return responses, nil
 	}
-	cmd := redis.NewStringSliceCmd(bounded, "hkeys", s.tasks+id)
-	_ = s.s.client.Process(bounded, noRetry{cmd})
-	fields, err := cmd.Result()
-	if err = s.outcome(ctx, "update", err); err != nil {
+	key := s.tasks + id
+	cmd := redis.NewStringSliceCmd(bounded, "hkeys", key)
+	if err := s.outcome(ctx, "update", s.s.batch.do(bounded, key, cmd)); err != nil {
 		return nil, err
 	}
 	asked := map[string]json.RawMessage{}
-	for _, f := range fields {
+	for _, f := range cmd.Val() {
 		if k, ok := strings.CutPrefix(f, "q:"); ok {
 			if v, answered := responses[k]; answered {
 				asked[k] = v

@@ -3,7 +3,6 @@ package mcpredis
 import (
 	"encoding/json"
 	"fmt"
-	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -61,20 +60,79 @@ func taskFields(t *mcpmw.Task) []any {
 	return f
 }
 
-// decodeTask returns the task id whose hash holds fields; a field this
-// version does not know is skipped, one it cannot read is an error.
-func decodeTask(id string, fields iter.Seq2[string, string]) (*mcpmw.Task, error) {
-	t := &mcpmw.Task{ID: id}
-	for k, v := range fields {
-		if err := setField(t, k, v); err != nil {
+// decodeTask returns the task id whose hash packed holds, as taskget.lua
+// packs it (<length>:<bytes> for each field, then its value); a field
+// this version does not know is skipped, one it cannot read is an error.
+// The strings of the task are packed's own; its bytes (State, Result,
+// Error, questions and answers) share one copy of packed, made in the
+// task's own allocation when it fits.
+func decodeTask(id, packed string) (*mcpmw.Task, error) {
+	tb := &taskAndBytes{task: mcpmw.Task{ID: id}}
+	t := &tb.task
+	var raw []byte // packed's bytes, copied at the first field that holds bytes
+	for i := 0; i < len(packed); {
+		k0, k1, ok := unpack(packed, i)
+		var v0, v1 int
+		if ok {
+			v0, v1, ok = unpack(packed, k1)
+		}
+		if !ok {
+			return nil, fmt.Errorf("mcpredis: task store: the task %s in Redis: a reply that is not <length>:<bytes> pairs, at byte %d", id, i)
+		}
+		k := packed[k0:k1]
+		var b []byte
+		if holdsBytes(k) {
+			if raw == nil {
+				raw = tb.bytes[:0]
+				if len(packed) > len(tb.bytes) {
+					raw = make([]byte, 0, len(packed))
+				}
+				raw = append(raw, packed...)
+			}
+			b = raw[v0:v1:v1]
+		}
+		if err := setField(t, k, packed[v0:v1], b); err != nil {
 			return nil, fmt.Errorf("mcpredis: task store: the task %s in Redis: the field %q: %w", id, k, err)
 		}
+		i = v1
 	}
 	return t, nil
 }
 
-// setField sets the member of t that the field k holds to v.
-func setField(t *mcpmw.Task, k, v string) error {
+// A taskAndBytes is a task and room for its bytes: a task of a few
+// hundred bytes (most: the fields, a short result) is decoded in one
+// allocation, not two.
+type taskAndBytes struct {
+	task  mcpmw.Task
+	bytes [512]byte
+}
+
+// unpack reads the <length>:<bytes> at s[i:] and returns where its bytes
+// start and end.
+func unpack(s string, i int) (start, end int, ok bool) {
+	colon := strings.IndexByte(s[i:], ':')
+	if colon < 1 {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(s[i : i+colon])
+	start = i + colon + 1
+	end = start + n
+	return start, end, err == nil && n >= 0 && end <= len(s)
+}
+
+// holdsBytes reports whether the field k holds bytes (a []byte or a
+// json.RawMessage of the task), not a string.
+func holdsBytes(k string) bool {
+	switch k {
+	case "state", "result", "error":
+		return true
+	}
+	return strings.HasPrefix(k, "q:") || strings.HasPrefix(k, "a:")
+}
+
+// setField sets the member of t that the field k holds to v; b is v's
+// bytes, for a member that holds bytes.
+func setField(t *mcpmw.Task, k, v string, b []byte) error {
 	var err error
 	switch k {
 	case "caller":
@@ -106,43 +164,28 @@ func setField(t *mcpmw.Task, k, v string) error {
 	case "cancel":
 		t.CancelRequested = v == "1"
 	case "state":
-		t.State = []byte(v)
+		t.State = b
 	case "result":
-		t.Result = json.RawMessage(v)
+		t.Result = b
 	case "error":
-		t.Error = json.RawMessage(v)
+		t.Error = b
 	default:
 		if key, ok := strings.CutPrefix(k, "q:"); ok {
-			t.InputRequests = put(t.InputRequests, key, v)
+			t.InputRequests = put(t.InputRequests, key, b)
 		} else if key, ok := strings.CutPrefix(k, "a:"); ok {
-			t.Answers = put(t.Answers, key, v)
+			t.Answers = put(t.Answers, key, b)
 		}
 	}
 	return err
 }
 
 // put sets m[k] to v, making m if it is nil.
-func put(m map[string]json.RawMessage, k, v string) map[string]json.RawMessage {
+func put(m map[string]json.RawMessage, k string, v []byte) map[string]json.RawMessage {
 	if m == nil {
 		m = map[string]json.RawMessage{}
 	}
-	m[k] = json.RawMessage(v)
+	m[k] = v
 	return m
-}
-
-// flatPairs reads a script's HGETALL reply, field, value, field, value...,
-// as pairs. Redis answers strings there; anything else would read as ""
-// (a field no version knows).
-func flatPairs(flat []any) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		for f := flat; len(f) >= 2; f = f[2:] {
-			k, _ := f[0].(string)
-			v, _ := f[1].(string)
-			if !yield(k, v) {
-				return
-			}
-		}
-	}
 }
 
 // msString returns t in Unix milliseconds, as a script takes it.

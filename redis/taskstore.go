@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -25,11 +24,14 @@ var (
 	taskDueSource string
 	//go:embed taskexpired.lua
 	taskExpiredSource string
+	//go:embed taskget.lua
+	taskGetSource string
 
 	taskCreate  = newScript(taskCreateSource)
 	taskUpdate  = newScript(taskUpdateSource)
 	taskDue     = newScript(taskDueSource)
 	taskExpired = newScript(taskExpiredSource)
+	taskGet     = newScript(taskGetSource)
 )
 
 // A TaskStore is an mcpmw.TaskStore in Redis (mcpmw.TaskOptions.Store),
@@ -41,7 +43,8 @@ var (
 // itself at Created+TTL (PEXPIREAT; a TTL of zero or less keeps it for
 // good, as the memory store does). Create and each Update are one script,
 // so atomic and one round trip (Update is exactly mcpmw.Task.Apply, in
-// Lua; a large answer takes a read first, see below); Get is one HGETALL. The questions and answers of a task are a
+// Lua; a large answer takes a read first, see below); Get is one script
+// too, which reads the hash (taskget.lua). The questions and answers of a task are a
 // field each (q:<key>, a:<key>) and every JSON value is stored as the
 // bytes it came as: the scripts never decode nor re-encode JSON. Times are
 // Unix milliseconds, the resolution of the wire.
@@ -177,7 +180,7 @@ func (s *TaskStore) Create(ctx context.Context, t *mcpmw.Task) error {
 	args := append([]any{t.ID, forget, lease, s.clock()}, taskFields(t)...)
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	created, err := taskCreate.run(bounded, s.s.client, []string{s.tasks + t.ID, s.leases}, args...).Int64()
+	created, err := taskCreate.run(bounded, s.s.batch, []string{s.tasks + t.ID, s.leases}, args...).Int64()
 	if err = s.outcome(ctx, "create", err); err != nil {
 		return err
 	}
@@ -187,23 +190,22 @@ func (s *TaskStore) Create(ctx context.Context, t *mcpmw.Task) error {
 	return nil
 }
 
-// Get returns the task, with one HGETALL, or mcpmw.ErrTaskNotFound.
+// Get returns the task, with one script (taskget.lua: the hash, packed in
+// one string), or mcpmw.ErrTaskNotFound.
 func (s *TaskStore) Get(ctx context.Context, id string) (*mcpmw.Task, error) {
 	if !validTaskID(id) {
 		return nil, mcpmw.ErrTaskNotFound
 	}
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	cmd := redis.NewMapStringStringCmd(bounded, "hgetall", s.tasks+id)
-	_ = s.s.client.Process(bounded, noRetry{cmd})
-	fields, err := cmd.Result()
+	packed, err := runAs(bounded, taskGet, s.s.batch, redis.NewStringCmd, []string{s.tasks + id}).Result()
 	if err = s.outcome(ctx, "get", err); err != nil {
 		return nil, err
 	}
-	if len(fields) == 0 {
+	if packed == "" {
 		return nil, mcpmw.ErrTaskNotFound
 	}
-	return decodeTask(id, maps.All(fields))
+	return decodeTask(id, packed)
 }
 
 // Update applies u to the task as mcpmw.Task.Apply does, in one script
@@ -232,7 +234,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (
 	for k, v := range pairs {
 		args = append(args, k, []byte(v))
 	}
-	reply, err := taskUpdate.run(bounded, s.s.client, []string{s.tasks + id, s.leases}, args...).Slice()
+	reply, err := taskUpdate.run(bounded, s.s.batch, []string{s.tasks + id, s.leases}, args...).Slice()
 	if err = s.outcome(ctx, "update", err); err != nil {
 		return nil, false, err
 	}
@@ -240,18 +242,18 @@ func (s *TaskStore) Update(ctx context.Context, id string, u mcpmw.TaskUpdate) (
 		return nil, false, mcpmw.ErrTaskNotFound
 	}
 	var changed int64
-	var fields []any
+	var packed string
 	ok := len(reply) == 2
 	if ok {
 		changed, ok = reply[0].(int64)
 	}
 	if ok {
-		fields, ok = reply[1].([]any)
+		packed, ok = reply[1].(string)
 	}
 	if !ok {
 		return nil, false, fmt.Errorf("mcpredis: task store: update: the script answered %.200v, not {changed, fields}", reply)
 	}
-	t, err := decodeTask(id, flatPairs(fields))
+	t, err := decodeTask(id, packed)
 	return t, changed == 1, err
 }
 
@@ -269,7 +271,7 @@ func (s *TaskStore) Expired(ctx context.Context, now time.Time, limit int) ([]st
 	}
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	ids, err := taskDue.run(bounded, s.s.client, []string{s.leases}, ceilMilli(now), s.clock(), min(limit, maxExpired)).StringSlice()
+	ids, err := taskDue.run(bounded, s.s.batch, []string{s.leases}, ceilMilli(now), s.clock(), min(limit, maxExpired)).StringSlice()
 	if err = s.outcome(ctx, "expired", err); err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -279,7 +281,7 @@ func (s *TaskStore) Expired(ctx context.Context, now time.Time, limit int) ([]st
 	for _, id := range ids {
 		keys, args = append(keys, s.tasks+id), append(args, id)
 	}
-	kept, err := taskExpired.run(bounded, s.s.client, keys, args...).StringSlice()
+	kept, err := taskExpired.run(bounded, s.s.batch, keys, args...).StringSlice()
 	if err = s.outcome(ctx, "expired", err); err != nil {
 		return nil, err
 	}

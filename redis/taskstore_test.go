@@ -512,6 +512,8 @@ func TestTaskStoreOneRoundTripEach(t *testing.T) {
 	require.NoError(t, s.Create(ctx, working("warm", now, time.Hour)))
 	_, _, err := s.Update(ctx, "warm", mcpmw.TaskUpdate{Op: mcpmw.TaskCancel})
 	require.NoError(t, err)
+	_, err = s.Get(ctx, "warm")
+	require.NoError(t, err)
 	_, err = s.Expired(ctx, now.Add(time.Hour), 10)
 	require.NoError(t, err)
 	counted := func(what string, want int64, f func() error) {
@@ -539,6 +541,14 @@ func TestTaskStoreOneRoundTripEach(t *testing.T) {
 	counted("Create after SCRIPT FLUSH", 2, func() error { return s.Create(ctx, working("u", now, time.Hour)) })
 	counted("Create after that", 1, func() error { return s.Create(ctx, working("v", now, time.Hour)) })
 	counted("Update after SCRIPT FLUSH", 2, func() error { _, _, err := s.Update(ctx, "u", mcpmw.TaskUpdate{Op: mcpmw.TaskCancel}); return err })
+	counted("Get after SCRIPT FLUSH", 2, func() error { _, err := s.Get(ctx, "u"); return err })
+	counted("Get after that", 1, func() error { _, err := s.Get(ctx, "u"); return err })
+	counted("Get of no task", 1, func() error {
+		if _, err := s.Get(ctx, "none"); !errors.Is(err, mcpmw.ErrTaskNotFound) {
+			return fmt.Errorf("want ErrTaskNotFound: %v", err)
+		}
+		return nil
+	})
 }
 
 // TestTaskStoreRenewalMovesTheLease: Expired reads a renewed lease, not

@@ -28,7 +28,7 @@
 --          as many as the task can use (TaskStore.Update sends an answer's
 --          only once they are few, or are the task's questions)
 -- Returns false when there is no such task, else {changed (0 or 1), the
--- task's fields after the update (HGETALL)}.
+-- task's fields after the update, packed as taskget.lua packs them}.
 local task, leases, id = KEYS[1], KEYS[2], ARGV[2]
 if redis.call('EXISTS', task) == 0 then
   return false
@@ -130,4 +130,8 @@ elseif op == 6 then -- reap
     changed = 1
   end
 end
-return {changed, redis.call('HGETALL', task)}
+local h = redis.call('HGETALL', task)
+for i = 1, #h do
+  h[i] = #h[i] .. ':' .. h[i]
+end
+return {changed, table.concat(h)}

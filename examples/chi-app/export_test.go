@@ -451,7 +451,8 @@ func TestNotesExportRedis(t *testing.T) {
 }
 
 // TestNotesExportBinary runs the example binary: an EXPORT_DELAY that is
-// no number of seconds stops it at start, naming the variable; and
+// no number of seconds, or a RATE_LIMIT_LEASE that is no count of
+// requests within RATE_LIMIT, stops it at start, naming the variable; and
 // stopped (SIGINT) while a task runs, it lets the task finish, so that the
 // task's end reaches the audit file before the app exits.
 func TestNotesExportBinary(t *testing.T) {
@@ -471,6 +472,19 @@ func TestNotesExportBinary(t *testing.T) {
 		}
 		require.Error(t, app.exitErr, "the app refuses to start; output:\n%s", app.logs.String())
 		assert.Contains(t, app.logs.String(), `chi-app: EXPORT_DELAY="-2": want how long notes_export takes, in seconds from 0 to 600`)
+		assert.NotContains(t, app.logs.String(), "MCP endpoint at", "it never served")
+	})
+
+	t.Run("a bad RATE_LIMIT_LEASE", func(t *testing.T) {
+		t.Parallel()
+		app := startApp(t, bin, "ADDR="+freeAddr(t), "RATE_LIMIT=60", "RATE_LIMIT_LEASE=ten")
+		select {
+		case <-app.exited:
+		case <-time.After(patience):
+			require.FailNow(t, "the app did not stop within patience")
+		}
+		require.Error(t, app.exitErr, "the app refuses to start; output:\n%s", app.logs.String())
+		assert.Contains(t, app.logs.String(), `chi-app: RATE_LIMIT_LEASE="ten": want how many requests of a client's budget an instance takes per Redis call, from 0 (no lease) to RATE_LIMIT (60)`)
 		assert.NotContains(t, app.logs.String(), "MCP endpoint at", "it never served")
 	})
 

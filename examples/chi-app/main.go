@@ -8,6 +8,12 @@
 //	ADDR           listen address (default 127.0.0.1:8080)
 //	ALLOWED_HOSTS  comma-separated hosts an Origin header may name (default localhost,127.0.0.1)
 //	RATE_LIMIT     requests per minute per client IP (default 600; 0 disables)
+//	RATE_LIMIT_LEASE  with REDIS_URL, how many requests of a client's budget an
+//	               instance takes with each Redis call, and then admits with no
+//	               round trip for up to a second (mcpredis.Lease): from 0 (unset:
+//	               no lease, one call per request) to RATE_LIMIT. Across a minute
+//	               at most instances × RATE_LIMIT_LEASE requests more than the
+//	               limit get through.
 //	AUDIT_LOG      file that receives one JSON audit record per line (default stderr)
 //	EXPORT_DELAY   how long notes_export takes, in seconds from 0 to 600, fractions
 //	               allowed (default 3): long enough that a client declaring the tasks
@@ -74,6 +80,7 @@ type config struct {
 	addr         string
 	allowedHosts []string
 	ratePerMin   int
+	rateLease    int // RATE_LIMIT_LEASE: tokens per Redis call; 0: no lease
 	auditPath    string
 	exportDelay  time.Duration  // how long notes_export takes
 	stateKeys    *mcpmw.KeyRing // nil: a random key per process
@@ -106,6 +113,13 @@ func configFromEnv(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("RATE_LIMIT=%q: want a number of requests per minute, or 0 to disable", v)
 		}
 		c.ratePerMin = n
+	}
+	if v := getenv("RATE_LIMIT_LEASE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > c.ratePerMin {
+			return c, fmt.Errorf("RATE_LIMIT_LEASE=%q: want how many requests of a client's budget an instance takes per Redis call, from 0 (no lease) to RATE_LIMIT (%d)", v, c.ratePerMin)
+		}
+		c.rateLease = n
 	}
 	c.auditPath = getenv("AUDIT_LOG")
 	if v := getenv("EXPORT_DELAY"); v != "" {
@@ -235,7 +249,7 @@ func newBackends(c config, logger *slog.Logger) backends {
 	b := backends{notes: newRedisNotes(cfg.Client, cfg.Prefix, logger), notify: n, relay: relay, tasks: redisenv.TaskStore(cfg),
 		close: func() { closeRelay(); _, _ = n.Close(), cfg.Client.Close() }}
 	if c.ratePerMin > 0 {
-		b.limit = mcpredis.PerIP(cfg, c.ratePerMin, time.Minute)
+		b.limit = mcpredis.PerIP(cfg, c.ratePerMin, time.Minute, mcpredis.Lease(c.rateLease))
 	}
 	return b
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mcpredis
+
+const raceEnabled = false

@@ -1,0 +1,7 @@
+//go:build race
+
+package mcpredis
+
+// raceEnabled: the race detector is on, and allocation counts are not the
+// program's own.
+const raceEnabled = true
