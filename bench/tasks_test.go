@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"net/http"
 	"runtime"
 	"strings"
@@ -231,8 +232,12 @@ func TestOursRedisTasks(t *testing.T) {
 		name        string
 		path, after string // the commands per request, by name
 	}{
-		{"taskget", "1.00 (hgetall 1.00)", "0"},
-		{"taskcreate", "1.00 (evalsha 1.00)", "1.00 (evalsha 1.00)"},
+		{"taskget", "1.00 (evalsha 1.00)", "0"},
+		// A create's script and the end of the task before it often go to
+		// Redis in one pipeline (mcpredis batches what one instance sends at
+		// once), which a hook sees under one context: only their sum per
+		// request is certain, one on the path and one after.
+		{"taskcreate", "", ""},
 	} {
 		sc := scenarioNamed(t, tt.name)
 		h, err := newContestant("ours+redistasks", sc.setup())
@@ -252,6 +257,16 @@ func TestOursRedisTasks(t *testing.T) {
 			t.Fatal(err)
 		}
 		delete(rt.after, "zrangebyscore") // the reaper's sweep, should one fall in the window
+		if tt.path == "" {
+			both := maps.Clone(rt.path)
+			for k, v := range rt.after {
+				both[k] += v
+			}
+			if got := rt.perRequest(both); got != "2.00 (evalsha 2.00)" {
+				t.Errorf("%s: %s on the path and after it; want 2.00 (evalsha 2.00)", tt.name, got)
+			}
+			continue
+		}
 		if path, after := rt.perRequest(rt.path), rt.perRequest(rt.after); path != tt.path || after != tt.after {
 			t.Errorf("%s: %s on the path, %s after; want %s and %s", tt.name, path, after, tt.path, tt.after)
 		}
@@ -265,7 +280,7 @@ func TestOursRedisTasks(t *testing.T) {
 	}
 
 	_, text := runReport(t, tinyConfig(nil, []*scenario{scenarioNamed(t, "taskget")}, "floor", "ours+redistasks"))
-	for _, want := range []string{"| 2 | ours+redistasks |", "ours+redistasks, taskget: 1.00 (hgetall 1.00) Redis commands per request on its path"} {
+	for _, want := range []string{"| 2 | ours+redistasks |", "ours+redistasks, taskget: 1.00 (evalsha 1.00) Redis commands per request on its path"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
