@@ -94,8 +94,9 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	if o.Relay != nil {
 		h.asks, h.inflight = newRelayed(o.Relay, self, h.tasks.wake)
 	}
-	methods, listens := h.withListen(h.allMethods(reg, &o), &o)
-	h.methods = newMethodTable(methods)
+	methods, exts := h.allMethods(reg, &o)
+	methods, listens := h.withListen(methods, &o)
+	h.methods = newMethodTable(methods, exts, protocolMethods())
 	*h.ad = *newAdvertisement(o.Server, o.Instructions, &h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
 	h.dispatch = chain(h.methods, o.Middleware)
 	if listens {
@@ -149,15 +150,17 @@ func checkOptionalHooks(opts *Options) {
 
 // allMethods lists the endpoint's methods: the built-in ones, the tools'
 // (when there is a Registry), the prompts' (when it holds a prompt) and
-// the application's.
-func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
+// the application's; and its extensions: tasks (when served) and the
+// application's.
+func (h *Handler) allMethods(reg *Registry, o *Options) ([]Method, []Extension) {
+	var exts []Extension
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "", h.inflight)
 	ask := &rounds{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
 		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask, tasks: h.tasks}
 		methods = append(methods, t.methods()...)
 		if o.Tasks != nil || reg.hasTaskTools() {
-			methods = append(methods, h.tasks.serve()...)
+			exts = append(exts, h.tasks.serve())
 		}
 	}
 	if reg != nil && len(reg.promptTable().list) > 0 {
@@ -172,7 +175,7 @@ func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 		c := &completionMethods{reg: reg, ad: h.ad}
 		methods = append(methods, c.methods()...)
 	}
-	return append(methods, o.Methods...)
+	return append(methods, o.Methods...), append(exts, o.Extensions...)
 }
 
 // withDefaults returns a copy of opts (nil means the zero Options) with
@@ -336,7 +339,7 @@ func (h *Handler) serve(x *exchange) answer {
 	if a != nil {
 		return *a
 	}
-	if a := checkRevision(req, x.r.Header); a != nil {
+	if a := checkRevision(req, x.r.Header, rt.named); a != nil {
 		return *a
 	}
 	return h.admitAndCall(x, req, rt)

@@ -25,7 +25,7 @@ type promptMethods struct {
 func (p *promptMethods) methods() []Method {
 	return []Method{
 		{Name: "prompts/list", Capability: "prompts", Handle: p.list, quick: true},
-		{Name: "prompts/get", Capability: "prompts", Streams: true, Target: p.target, Handle: p.get},
+		{Name: "prompts/get", Capability: "prompts", NameParam: "name", Streams: true, Target: p.target, Handle: p.get},
 	}
 }
 

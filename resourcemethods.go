@@ -29,7 +29,7 @@ func (m *resourceMethods) methods() []Method {
 	return []Method{
 		{Name: "resources/list", Capability: "resources", Handle: m.list},
 		{Name: "resources/templates/list", Capability: "resources", Handle: m.templatesList, quick: true},
-		{Name: "resources/read", Capability: "resources", Streams: true, Target: m.target, Handle: m.read},
+		{Name: "resources/read", Capability: "resources", NameParam: "uri", Streams: true, Target: m.target, Handle: m.read},
 		{Name: "resources/subscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe, quick: true},
 		{Name: "resources/unsubscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe, quick: true},
 	}

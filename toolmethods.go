@@ -23,7 +23,7 @@ type toolMethods struct {
 func (t *toolMethods) methods() []Method {
 	return []Method{
 		{Name: "tools/list", Capability: "tools", Handle: t.list, quick: true},
-		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call, arguments: t.reg.toolRedaction},
+		{Name: "tools/call", Capability: "tools", NameParam: "name", Streams: true, Target: t.target, Handle: t.call, arguments: t.reg.toolRedaction},
 	}
 }
 

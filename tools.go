@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
@@ -71,13 +71,14 @@ type Tool struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld Hint
 	// Icons are optional images for the tool; 2025-06-18 clients get none.
 	Icons []Icon
-	// RequiredClientCapabilities lists client capabilities the tool cannot work
-	// without, as dotted paths into the client's capabilities object:
-	// "sampling", "elicitation.url", "roots". A 2026-07-28 request whose
+	// RequiredClientCapabilities lists client capabilities the tool cannot
+	// work without: Capability("sampling"), Capability("elicitation",
+	// "url"), Capability("roots"). A 2026-07-28 request whose
 	// clientCapabilities lack one is refused with -32021 (HTTP 400) before
 	// the tool runs. Legacy requests carry no per-request capabilities and
-	// are not checked.
-	RequiredClientCapabilities []string
+	// are not checked. (A TaskRequired tool needs the tasks extension too,
+	// without saying so here.)
+	RequiredClientCapabilities []ClientCapability
 	// Timeout bounds one call of the tool, overriding Options.ToolTimeout.
 	// A task's every run has the same bound.
 	Timeout time.Duration
@@ -194,7 +195,7 @@ func (t Tool) clone() Tool {
 	t.InputSchema = bytes.Clone(t.InputSchema)
 	t.OutputSchema = bytes.Clone(t.OutputSchema)
 	t.Icons = cloneIcons(t.Icons)
-	t.RequiredClientCapabilities = slices.Clone(t.RequiredClientCapabilities)
+	t.RequiredClientCapabilities = cloneCapabilities(t.RequiredClientCapabilities)
 	return t
 }
 
@@ -267,12 +268,18 @@ func prepare(t Tool) *entry {
 	} else {
 		t.OutputSchema = nil
 	}
+	needs := cloneCapabilities(t.RequiredClientCapabilities)
+	for _, c := range needs {
+		c.check("tool " + strconv.Quote(t.Name))
+	}
+	if t.Task == TaskRequired {
+		needs = append([]ClientCapability{tasksCapability}, needs...)
+	}
 	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
-		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in, red)}}
+		RequiredClientCapabilities: needs, params: headerParams(t.Name, in, red)}}
 	e.target.found = e
-	e.target.needsTasks = t.Task == TaskRequired
-	if len(t.RequiredClientCapabilities) > 0 {
-		e.target.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
+	if len(needs) > 0 {
+		e.target.requiredData = requiredCapabilitiesData(needs)
 	}
 	for v := range revisionCount {
 		e.enc[v] = appendToolDef(nil, &t, v, outObject)
