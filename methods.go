@@ -197,7 +197,7 @@ type methodTable struct {
 	// says of their requests whoever serves them: the member Mcp-Name
 	// mirrors, and the capability the -32601 names.
 	known map[string]*Method
-	caps   [revisionCount][]declaredCapability // per revision, sorted by name
+	caps  [revisionCount][]declaredCapability // per revision, sorted by name
 }
 
 // declaredCapability is one server capability with its settings object.
