@@ -34,6 +34,7 @@ type Handler struct {
 	logger     *slog.Logger
 	observer   Observer
 	methods    *methodTable
+	format     pageFormat // what its list pages are made of, a List's too
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
 	asks       answerWaiters // legacy requests to clients awaiting their answer POST (answers.go)
@@ -98,6 +99,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	methods, listens := h.withListen(methods, &o)
 	h.methods = newMethodTable(methods, exts, protocolMethods())
 	*h.ad = *newAdvertisement(o.Server, o.Instructions, &h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
+	h.format = pageFormat{size: o.PageSize, ttlMs: cacheTTL(o.CacheTTL).Milliseconds(), serverMeta: h.ad.serverMeta}
 	h.dispatch = chain(h.methods, o.Middleware)
 	if listens {
 		// The Notifier carries what any instance publishes; the registry
@@ -217,7 +219,7 @@ func defaultBounds(o *Options) {
 		o.MaxBodyBytes = defaultMaxBody
 	}
 	if o.PageSize <= 0 {
-		o.PageSize = 100
+		o.PageSize = defaultPageSize
 	}
 	if o.AskTimeout <= 0 {
 		o.AskTimeout = defaultAskTimeout
@@ -390,7 +392,7 @@ func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 // a 202 (m may be nil: Dispatch accepts it), and one that names a
 // request's method is observed but not dispatched (ignoredRequest).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
-	x.info = callInfo{caller: req.Caller, clientIP: x.clientIP, method: m, target: target, params: idOf(req.Params)}
+	x.info = callInfo{caller: req.Caller, clientIP: x.clientIP, method: m, target: target, params: idOf(req.Params), format: &h.format}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
 	if m != nil && !req.IsNotification() {
 		if m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {

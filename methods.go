@@ -170,11 +170,11 @@ type Target struct {
 
 	params       []headerParam // arguments mirrored in Mcp-Param-* headers (tools)
 	requiredData []byte        // the -32021 data for RequiredClientCapabilities
-	// found is what the built-in Target func found, for its method's
-	// handler (the tool's entry, the prompt's, the resource's or the
-	// template's with the URI's values), so that the target is looked up
-	// once per request; nil in a Target an application's Method builds.
-	found any
+	// Found is what the Target func found (the tool's entry, the
+	// prompt's, the template's with the URI's values, an extension's own
+	// item), for its Method's Handle to take from AdmittedTarget: the
+	// target is looked up once per request.
+	Found any
 }
 
 // kind is t.Kind, or "target" when it is empty.
@@ -447,16 +447,19 @@ func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
 	return m.Handle(ctx, req)
 }
 
-// gatedTarget returns the target of req for the handler of a method whose
-// Target func is find. It is the one re-check after Options.Middleware,
-// shared by every method with a target: when req is still the request the
+// AdmittedTarget returns the target of req for the Handle of a method
+// whose Target func is find, checked as the gate checks it. It is the one
+// re-check after Options.Middleware, shared by every method with a
+// target, the built-in ones too: when req is still the request the
 // handler admitted (the same method, the same params), it is the target
-// the gate admitted, looked up once. Otherwise a middleware has rewritten
-// the request (or the method runs without the gate, as for a
-// notification): the target is found again and the caller's permission
-// for it and the client's capabilities checked here, as the gate would
-// have (the list is a courtesy; the call check is the gate).
-func gatedTarget(ctx context.Context, req *Request, find func(*Request) (*Target, *Response)) (*Target, *Response) {
+// the gate admitted, looked up once, with what find put in its Found.
+// Otherwise a middleware has rewritten the request (or the method runs
+// without the gate, as for a notification): the target is found again
+// and the caller's permission for it and the client's capabilities
+// checked here, as the gate would have (the list is a courtesy; the call
+// check is the gate). The Response, when not nil, is the answer: find's
+// own refusal, a 403 naming only the target, or a -32021.
+func AdmittedTarget(ctx context.Context, req *Request, find func(*Request) (*Target, *Response)) (*Target, *Response) {
 	if info := callFrom(ctx); info != nil && info.admits(req) {
 		return info.target, nil
 	}
@@ -492,9 +495,11 @@ func nameAndArguments(req *Request, method, kind, argsMust string) (string, *Res
 	}
 }
 
-// unknownTarget is the -32602 to a request naming no registered entry of
-// kind; the record names what it named (capped).
-func unknownTarget(kind, name string) *Response {
+// UnknownTarget is the -32602 to a request naming no entry of kind
+// ("tool", "skill") called name: what a Target func answers when it finds
+// nothing. The name is capped in the message and the record, as every
+// echo of what a client sent.
+func UnknownTarget(kind, name string) *Response {
 	resp := ErrorResponse(CodeInvalidParams, "Unknown "+kind+": "+capEcho(name))
 	resp.Target = capEcho(name)
 	return resp

@@ -192,7 +192,7 @@ func preparePrompt(p Prompt) *promptEntry {
 	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
 	p.Complete = maps.Clone(p.Complete)
 	e := &promptEntry{Prompt: p, sensitive: sensitive, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
-	e.target.found = e
+	e.target.Found = e
 	for v := range revisionCount {
 		e.enc[v] = appendPromptDef(nil, &p, v)
 	}

@@ -64,7 +64,7 @@ func TestPromptByName(t *testing.T) {
 		Arguments: []PromptArgument{{Name: "lang"}}, Complete: map[string]Completer{"lang": complete}})
 	target := reg.promptByName("topic")
 	require.NotNil(t, target)
-	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read", found: target.found}, *target)
+	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read", Found: target.Found}, *target)
 	completers := completers(target)
 	require.Contains(t, completers, "lang")
 	c, err := completers["lang"](context.Background(), nil, CompletionRequest{Argument: "lang"})

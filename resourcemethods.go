@@ -164,10 +164,10 @@ type templateRead struct {
 
 // readTargetOf is what t, a target m.target found, names.
 func readTargetOf(t *Target) readTarget {
-	if e, ok := t.found.(*resourceEntry); ok {
+	if e, ok := t.Found.(*resourceEntry); ok {
 		return readTarget{uri: e.URI, res: e}
 	}
-	return t.found.(*templateRead).read
+	return t.Found.(*templateRead).read
 }
 
 // target finds what a resources/read names, by the normal form of its
@@ -192,7 +192,7 @@ func (m *resourceMethods) target(req *Request) (*Target, *Response) {
 	vars := map[string]string{}
 	if t := tab.matchTemplate(uri, vars); t != nil {
 		tr := &templateRead{target: Target{Kind: "resource", Name: uri, Permission: t.Permission}, read: readTarget{uri: uri, tmpl: t, vars: vars}}
-		tr.target.found = tr
+		tr.target.Found = tr
 		return &tr.target, nil
 	}
 	return nil, resourceNotFound(req, uri)
@@ -219,7 +219,7 @@ func resourceNotFound(req *Request, uri string) *Response {
 // before the middleware ran; when a middleware has since rewritten the
 // request, what it names is checked here (gatedTarget).
 func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
-	t, resp := gatedTarget(ctx, req, m.target)
+	t, resp := AdmittedTarget(ctx, req, m.target)
 	if resp != nil {
 		return resp
 	}

@@ -314,7 +314,7 @@ func prepareResource(res Resource) *resourceEntry {
 		panic(fmt.Sprintf("mcpmw: resource %q: the URI has no normal form: %v", res.URI, err))
 	}
 	e := &resourceEntry{Resource: res, norm: norm, target: Target{Kind: "resource", Name: res.URI, Permission: res.Permission}}
-	e.target.found = e
+	e.target.Found = e
 	for v := range revisionCount {
 		enc, err := appendResourceDef(nil, &res, v)
 		if err != nil {
@@ -374,7 +374,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	t.Complete = maps.Clone(t.Complete) // looked up at every completion/complete: the caller's map may change
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,
 		target: Target{Kind: "resource template", Name: t.URITemplate, Permission: t.Permission}}
-	e.target.found = e
+	e.target.Found = e
 	for v := range revisionCount {
 		enc, err := appendTemplateDef(nil, &t, v)
 		if err != nil {

@@ -277,7 +277,7 @@ func prepare(t Tool) *entry {
 	}
 	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
 		RequiredClientCapabilities: needs, params: headerParams(t.Name, in, red)}}
-	e.target.found = e
+	e.target.Found = e
 	if len(needs) > 0 {
 		e.target.requiredData = requiredCapabilitiesData(needs)
 	}
