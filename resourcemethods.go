@@ -258,7 +258,11 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 		return internalError(capEcho(uri), fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", capEcho(uri)),
 			"read failed: Read returned no contents and no error")
 	}
-	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
+	result, err := m.encodeRead(contents, uri, req.revision())
+	if err != nil {
+		return internalError(capEcho(uri), fmt.Errorf("resource %q: Read returned contents whose %w", capEcho(uri), err), "read failed: contents whose Meta cannot be encoded")
+	}
+	return &Response{Result: result, Target: capEcho(uri),
 		Summary: "read " + strconv.Itoa(len(contents)) + " content" + plural(len(contents)), encoded: true}
 }
 
@@ -283,7 +287,7 @@ func readError(req *Request, uri string, err error) *Response {
 }
 
 // encodeRead encodes a ReadResourceResult for revision v.
-func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v revision) []byte {
+func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v revision) ([]byte, error) {
 	size := 96 + len(m.ad.serverMeta)
 	for i := range contents {
 		c := &contents[i]
@@ -294,9 +298,12 @@ func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v 
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendContents(dst, &contents[i], uri)
+		var err error
+		if dst, err = appendContents(dst, &contents[i], uri); err != nil {
+			return nil, err
+		}
 	}
-	return closeCachedResult(append(dst, ']'), v, m.ttl.Milliseconds(), "private", m.ad.serverMeta)
+	return closeCachedResult(append(dst, ']'), v, m.ttl.Milliseconds(), "private", m.ad.serverMeta), nil
 }
 
 // subscribe answers a legacy resources/subscribe or unsubscribe with {}: a

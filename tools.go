@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -71,6 +72,12 @@ type Tool struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld Hint
 	// Icons are optional images for the tool; 2025-06-18 clients get none.
 	Icons []Icon
+	// Meta is the definition's _meta: what an extension adds to it (MCP
+	// Apps' {"ui": {"resourceUri": ...}}, say), encoded once, at
+	// registration, with encoding/json. Keys starting with
+	// "io.modelcontextprotocol/" are the protocol's; use your own prefix
+	// for your own.
+	Meta map[string]any
 	// RequiredClientCapabilities lists client capabilities the tool cannot
 	// work without: Capability("sampling"), Capability("elicitation",
 	// "url"), Capability("roots"). A 2026-07-28 request whose
@@ -196,6 +203,7 @@ func (t Tool) clone() Tool {
 	t.OutputSchema = bytes.Clone(t.OutputSchema)
 	t.Icons = cloneIcons(t.Icons)
 	t.RequiredClientCapabilities = cloneCapabilities(t.RequiredClientCapabilities)
+	t.Meta = maps.Clone(t.Meta)
 	return t
 }
 
@@ -282,7 +290,7 @@ func prepare(t Tool) *entry {
 		e.target.requiredData = requiredCapabilitiesData(needs)
 	}
 	for v := range revisionCount {
-		e.enc[v] = appendToolDef(nil, &t, v, outObject)
+		e.enc[v] = appendMeta(appendToolDef(nil, &t, v, outObject), t.Meta, "tool "+strconv.Quote(t.Name))
 	}
 	return e
 }
