@@ -292,8 +292,11 @@ func (r *taskRunner) outstandingAnswers(t *Task, raw []byte) (map[string]json.Ra
 
 // cancel answers tasks/cancel: the request is stored and the instance
 // running the task woken, which stops the tool (cancelling its
-// context); the task reads cancelled once it has stopped. A task that
-// has ended already is left as it is, with the same answer.
+// context); the task reads cancelled once it has stopped. When it runs
+// on this instance, the answer waits (at most cancelWait) for it to stop,
+// so that the client's next tasks/get reads cancelled; on another, it
+// reads working until that instance has stopped it. A task that has
+// ended already is left as it is, with the same answer.
 func (r *taskRunner) cancel(ctx context.Context, req *Request) *Response {
 	t, resp := r.find(ctx, req)
 	if resp != nil {
@@ -308,8 +311,35 @@ func (r *taskRunner) cancel(ctx context.Context, req *Request) *Response {
 	if changed {
 		r.notify(ctx, t)
 		summary = "cancellation requested"
+		if r.awaitEnd(ctx, id) {
+			summary = "cancellation requested; the run stopped"
+		}
 	}
 	return &Response{Result: r.ack(), Target: id, task: id, Summary: summary, encoded: true}
+}
+
+// cancelWait bounds how long tasks/cancel waits for a task running here
+// to stop: a tool that ignores its context's cancellation holds the
+// answer no longer than this.
+const cancelWait = 2 * time.Second
+
+// awaitEnd waits, at most cancelWait or until ctx ends, for the run of
+// task id on this instance to stop and store its end, and reports whether
+// it did. A task running elsewhere (or not at all) is not waited for.
+func (r *taskRunner) awaitEnd(ctx context.Context, id string) bool {
+	rt := r.lookup(id)
+	if rt == nil {
+		return false
+	}
+	t := time.NewTimer(cancelWait)
+	defer t.Stop()
+	select {
+	case <-rt.ended:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // ack is the empty result of tasks/update and tasks/cancel.

@@ -88,6 +88,7 @@ type runningTask struct {
 	answered chan struct{} // capacity 1: the store may hold new answers (park reads it)
 	poked    chan struct{} // capacity 1: the store may say cancel (renew reads it)
 	cancel   context.CancelCauseFunc
+	ended    chan struct{} // closed once the run has stopped and its end is stored (or given up)
 }
 
 // newTaskRunner returns the runner of a handler with options o (nil: the
@@ -260,7 +261,7 @@ func (r *taskRunner) create(ctx context.Context, call *taskCall, at string, answ
 	if err := r.store.Create(ctx, t); err != nil {
 		return nil, err
 	}
-	rt := &runningTask{answered: make(chan struct{}, 1), poked: make(chan struct{}, 1)}
+	rt := &runningTask{answered: make(chan struct{}, 1), poked: make(chan struct{}, 1), ended: make(chan struct{})}
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	runCtx, stopTTL := context.WithDeadlineCause(runCtx, t.Created.Add(t.TTL), errTaskExpired)
 	rt.cancel = cancel
@@ -270,6 +271,7 @@ func (r *taskRunner) create(ctx context.Context, call *taskCall, at string, answ
 		defer r.release(t.CallerID)
 		defer stopTTL()
 		defer r.unregister(t.ID)
+		defer close(rt.ended)
 		r.run(runCtx, rt, t.Clone(), call, now, end)
 	}()
 	return t, nil

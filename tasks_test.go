@@ -576,6 +576,18 @@ func TestTaskCancel(t *testing.T) {
 	assert.Equal(t, 1, n, "one record of the end")
 }
 
+func TestTaskCancelledHereReadsCancelledAtOnce(t *testing.T) {
+	t.Parallel()
+	never := make(chan struct{})
+	e := newTaskEnv(t, &mcpmw.Options{Tasks: &mcpmw.TaskOptions{MaxRunning: 64, MaxPerCaller: 64}}, gatedTool("long", never, mcpmw.TaskRequired, nil))
+	for range 20 { // the run stops on its own goroutine: the answer waits for it
+		id := e.create(t, "alice", "long", "")
+		ack := e.do(t, "alice", "tasks/cancel", `"taskId":`+strconv.Quote(id), taskCaps)
+		require.Nil(t, ack.Error, ack.Raw)
+		assert.Equal(t, "cancelled", e.get(t, "alice", id).Result["status"], "the first tasks/get after the acknowledgement")
+	}
+}
+
 func TestTaskCancelWhileItWaitsForAnswers(t *testing.T) {
 	t.Parallel()
 	e := newTaskEnv(t, nil, mcpmw.Tool{Name: "ask", Permission: "run", Task: mcpmw.TaskOptional,
@@ -766,6 +778,7 @@ func TestTaskOfADeadInstanceIsReaped(t *testing.T) {
 	id := e.create(t, "alice", "export", "")
 	time.Sleep(2 * time.Second) // two leases: a running task's lease is renewed
 	assert.Equal(t, "working", e.get(t, "alice", id).Result["status"], "a task whose instance is alive is not reaped")
+	assert.Len(t, endRecords(e.rec.Records(), "orphan-aaaaaaaaaaaaaaa"), 1, "and the reaped one was recorded once, over four passes of the reaper")
 }
 
 func TestTaskAcrossInstancesSharingAStoreAndARelay(t *testing.T) {

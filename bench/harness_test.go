@@ -416,6 +416,7 @@ func startTestRedis(t *testing.T) *redisServer {
 	}
 	t.Cleanup(srv.stop)
 	t.Setenv(redisEnv, srv.addr)
+	t.Setenv(redisTimeoutEnv, "5s") // answers and round trips are checked here, not speed
 	return srv
 }
 

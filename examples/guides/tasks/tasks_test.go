@@ -59,7 +59,9 @@ type task struct {
 
 func TestNotesExportAsATask(t *testing.T) {
 	rs := redistest.Start(t)
-	cfg := mcpredis.Config{Client: redis.NewClient(&redis.Options{Addr: rs.Addr, ContextTimeoutEnabled: true}), Prefix: "guide:"}
+	// A generous Timeout: this checks answers, and on a busy machine a 50 ms
+	// deadline (the default) can turn the first task into a plain call.
+	cfg := mcpredis.Config{Client: redis.NewClient(&redis.Options{Addr: rs.Addr, ContextTimeoutEnabled: true}), Prefix: "guide:", Timeout: 5 * time.Second}
 	e := exporter{release: make(chan struct{})}
 	authn := mcpmwtest.Tokens{
 		"ann": &mcpmwtest.User{Name: "ann", Permissions: []mcpmw.Permission{"read"}},
