@@ -168,19 +168,20 @@ func hasClientCapability(caps []byte, c ClientCapability) bool {
 	return c.Contains == "" || arrayHolds(val, c.Contains)
 }
 
-// arrayHolds reports whether the JSON value v (valid JSON) is an array
-// with the string s among its elements.
+// arrayHolds reports whether the JSON value v is an array with the string
+// s among its elements. v must be valid JSON (a request's, which the
+// handler has parsed): each element is followed by ',' or the closing ']'.
 func arrayHolds(v []byte, s string) bool {
 	if jsonwire.KindOf(v) != jsonwire.KindArray {
 		return false
 	}
-	for i := jsonwire.SkipSpace(v, jsonwire.SkipSpace(v, 0)+1); i < len(v) && v[i] != ']'; {
+	i := jsonwire.SkipSpace(v, jsonwire.SkipSpace(v, 0)+1)
+	for v[i] != ']' {
 		end := jsonwire.ValueEnd(v, i)
 		if str, ok := jsonwire.Unquote(v[i:end]); ok && str == s {
 			return true
 		}
-		i = jsonwire.SkipSpace(v, end)
-		if i < len(v) && v[i] == ',' {
+		if i = jsonwire.SkipSpace(v, end); v[i] == ',' {
 			i = jsonwire.SkipSpace(v, i+1)
 		}
 	}

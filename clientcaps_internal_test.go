@@ -2,6 +2,7 @@ package mcpmw
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,4 +59,27 @@ func TestClientCapabilityThatNamesNothingIsRefusedAtRegistration(t *testing.T) {
 				RequiredClientCapabilities: []ClientCapability{c}})
 		}, "%v", c)
 	}
+}
+
+func FuzzArrayHolds(f *testing.F) {
+	for _, seed := range []string{`[]`, `["a"]`, `[ "a" , "b" ]`, `[1,{"a":["b"]},"b"]`, `"b"`, `{"b":1}`, `["\u0062"]`} {
+		f.Add(seed, "b")
+	}
+	f.Fuzz(func(t *testing.T, doc, s string) {
+		var v any
+		if json.Unmarshal([]byte(doc), &v) != nil {
+			return // the handler parses a request's JSON before anything reads it
+		}
+		want := false
+		if arr, ok := v.([]any); ok {
+			for _, e := range arr {
+				if e == s {
+					want = true
+				}
+			}
+		}
+		if got := arrayHolds([]byte(doc), s); got != want {
+			t.Fatalf("arrayHolds(%s, %q) = %v, want %v", doc, s, got, want)
+		}
+	})
 }

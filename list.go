@@ -23,8 +23,8 @@ import (
 type List struct {
 	kind  listKind
 	items []*listItem
-	perms []Permission // distinct permissions, in order of first use
-	pages sync.Map     // *pageFormat (a Handler's) → *pageCache
+	perms []guard  // distinct permissions, in order of first use
+	pages sync.Map // *pageFormat (a Handler's) → *pageCache
 }
 
 // A ListItem is one item of a List: the JSON object listed, and the
@@ -64,7 +64,7 @@ func NewList(name string, items ...ListItem) *List {
 		p, ok := idx[it.Permission]
 		if !ok {
 			p = len(l.perms)
-			l.perms = append(l.perms, it.Permission)
+			l.perms = append(l.perms, guard{perm: it.Permission})
 			idx[it.Permission] = p
 		}
 		l.items[i] = &listItem{permIndex: p, enc: enc.Bytes()}
@@ -92,7 +92,7 @@ func (l *List) Page(ctx context.Context, req *Request) *Response {
 	if caller == nil {
 		caller = nobody{}
 	}
-	return cachedPage(*f, l.kind, l.items, l.perms, l.cacheFor(f), caller, req.revision(), off)
+	return cachedPage(*f, l.kind, l.items, l.perms, l.cacheFor(f), caller, req.ClientCapabilities, req.revision(), off)
 }
 
 // cacheFor returns l's page cache for the page format f of one Handler.

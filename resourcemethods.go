@@ -260,7 +260,7 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	}
 	result, err := m.encodeRead(contents, uri, req.revision())
 	if err != nil {
-		return internalError(capEcho(uri), fmt.Errorf("resource %q: Read returned contents whose %w", capEcho(uri), err), "read failed: contents whose Meta cannot be encoded")
+		return internalError(capEcho(uri), fmt.Errorf("resource %q: Read returned contents: %w", capEcho(uri), err), "read failed: contents whose Meta cannot be encoded")
 	}
 	return &Response{Result: result, Target: capEcho(uri),
 		Summary: "read " + strconv.Itoa(len(contents)) + " content" + plural(len(contents)), encoded: true}

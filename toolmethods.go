@@ -42,8 +42,8 @@ func (t *toolMethods) target(req *Request) (*Target, *Response) {
 		return nil, resp
 	}
 	e := t.reg.table().byKey[name]
-	if e == nil {
-		return nil, UnknownTarget("tool", name)
+	if e == nil || (e.ListedOnlyFor != nil && !req.revision().perRequestCapabilities()) {
+		return nil, UnknownTarget("tool", name) // a revision that never lists it cannot call it
 	}
 	return &e.target, nil
 }

@@ -86,6 +86,14 @@ type Tool struct {
 	// are not checked. (A TaskRequired tool needs the tasks extension too,
 	// without saying so here.)
 	RequiredClientCapabilities []ClientCapability
+	// ListedOnlyFor lists client capabilities without which the tool is
+	// not even offered: a 2026-07-28 request that lacks one does not see
+	// it in tools/list, and its call is refused with -32021, as for
+	// RequiredClientCapabilities; the legacy revisions, whose requests
+	// declare no capabilities, never list it, and a call of it there is a
+	// call of an unknown tool. MCP Apps' app-only tools need this: a host
+	// that does not render apps would show them to its model.
+	ListedOnlyFor []ClientCapability
 	// Timeout bounds one call of the tool, overriding Options.ToolTimeout.
 	// A task's every run has the same bound.
 	Timeout time.Duration
@@ -203,6 +211,7 @@ func (t Tool) clone() Tool {
 	t.OutputSchema = bytes.Clone(t.OutputSchema)
 	t.Icons = cloneIcons(t.Icons)
 	t.RequiredClientCapabilities = cloneCapabilities(t.RequiredClientCapabilities)
+	t.ListedOnlyFor = cloneCapabilities(t.ListedOnlyFor)
 	t.Meta = maps.Clone(t.Meta)
 	return t
 }
@@ -276,7 +285,7 @@ func prepare(t Tool) *entry {
 	} else {
 		t.OutputSchema = nil
 	}
-	needs := cloneCapabilities(t.RequiredClientCapabilities)
+	needs := append(cloneCapabilities(t.ListedOnlyFor), cloneCapabilities(t.RequiredClientCapabilities)...)
 	for _, c := range needs {
 		c.check("tool " + strconv.Quote(t.Name))
 	}
