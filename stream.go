@@ -304,6 +304,14 @@ func (s *stream) writeFrameLocked(ctx context.Context, frame []byte) error {
 // writeFrameLocked and finish). Writers that cannot set deadlines are
 // written to without one. A failed write ends the stream: after a partial
 // event nothing more can be sent. s.mu must be held.
+//
+// A cancellation aborts the write only if it is still going abortGrace
+// after ctx ended. Over HTTP/2, a deadline in the past resets the stream
+// even when nothing is being written, and a write can have reached the
+// client (which then reads it and cancels the call, a legacy Ask's
+// question, say) before this goroutine is scheduled again to note that
+// it returned: aborting at once would reset a stream whose write had
+// succeeded, and lose the call's final answer.
 func (s *stream) writeLocked(ctx context.Context, frame []byte) error {
 	deadline := time.Now().Add(s.writeTimeout())
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -313,15 +321,11 @@ func (s *stream) writeLocked(ctx context.Context, frame []byte) error {
 		s.done, s.err = true, fmt.Errorf("mcpmw: setting a write deadline: %w", err)
 		return s.err
 	}
-	unblocked := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(unblocked)
-		_ = s.rc.SetWriteDeadline(aLongTimeAgo)
-	})
+	w := &abortableWrite{rc: s.rc}
+	stop := context.AfterFunc(ctx, w.cancelled)
 	defer func() {
-		if !stop() {
-			<-unblocked // the next write must not inherit a deadline set late
-		}
+		stop()
+		w.finished()
 	}()
 	if _, err := s.w.Write(frame); err != nil {
 		s.done, s.err = true, fmt.Errorf("mcpmw: writing to the client: %w", err)
@@ -332,6 +336,48 @@ func (s *stream) writeLocked(ctx context.Context, frame []byte) error {
 		return s.err
 	}
 	return nil
+}
+
+// abortGrace is how long a write may go on after its context ended
+// before it is aborted (see writeLocked).
+const abortGrace = time.Second
+
+// abortableWrite is one write that a cancellation aborts, abortGrace
+// after it, unless it has finished by then.
+type abortableWrite struct {
+	rc    *http.ResponseController
+	mu    sync.Mutex
+	done  bool
+	timer *time.Timer
+}
+
+// cancelled is called when the write's context ends.
+func (w *abortableWrite) cancelled() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.timer = time.AfterFunc(abortGrace, w.abort)
+	}
+}
+
+// abort puts the write deadline in the past, which fails a write still
+// going (and ends the stream), unless the write has finished.
+func (w *abortableWrite) abort() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		_ = w.rc.SetWriteDeadline(aLongTimeAgo)
+	}
+}
+
+// finished notes that the write returned: nothing aborts it after this.
+func (w *abortableWrite) finished() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
 // appendEvent appends msg to dst as one SSE event. Every event written goes

@@ -248,3 +248,39 @@ func TestEventWriteTimeoutIsEachHandlersOwn(t *testing.T) {
 		})
 	}
 }
+
+// cancellingWriter cancels a context during each Write, then lets the
+// write succeed: a client that read the event and sent a cancellation
+// before the writer's goroutine noted that the write returned.
+type cancellingWriter struct {
+	*deadlineWriter
+	cancel context.CancelFunc
+}
+
+func (w cancellingWriter) Write(p []byte) (int, error) {
+	w.cancel()
+	time.Sleep(10 * time.Millisecond) // the cancellation's AfterFunc runs now
+	return w.deadlineWriter.Write(p)
+}
+
+// TestCancellationAfterASuccessfulWriteLeavesTheStreamWhole: over
+// HTTP/2 a deadline in the past resets the stream even once the write is
+// done, so a cancellation that comes as the write succeeds must not set
+// one: the call's final answer still has to be written.
+func TestCancellationAfterASuccessfulWriteLeavesTheStreamWhole(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := cancellingWriter{deadlineWriter: newDeadlineWriter(), cancel: cancel}
+	s := &stream{w: w, token: []byte(`1`)}
+	s.mu.Lock()
+	require.NoError(t, s.sendLocked(ctx, []byte(`{}`)))
+	s.mu.Unlock()
+	time.Sleep(abortGrace + 100*time.Millisecond) // past the grace: an abort would have come
+	deadlines, _ := w.recorded()
+	for _, d := range deadlines {
+		assert.False(t, d.Equal(aLongTimeAgo), "no deadline in the past after a write that succeeded: %v", deadlines)
+	}
+	s.mu.Lock()
+	assert.NoError(t, s.sendLocked(context.Background(), []byte(`{}`)), "the stream goes on")
+	s.mu.Unlock()
+}
