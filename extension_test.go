@@ -105,6 +105,7 @@ func TestExtensionSetupMistakesPanic(t *testing.T) {
 		want string
 	}{
 		{"no ID", mcpmw.Options{Extensions: []mcpmw.Extension{{}}}, "an Extension's ID is \"\""},
+		{"an ID with a space", mcpmw.Options{Extensions: []mcpmw.Extension{{ID: "com.example/my ext"}}}, `an Extension's ID is "com.example/my ext"`},
 		{"twice", mcpmw.Options{Extensions: []mcpmw.Extension{{ID: "a/b"}, {ID: "a/b"}}}, `extension "a/b" is given twice`},
 		{"a method with a capability", mcpmw.Options{Extensions: []mcpmw.Extension{{ID: "a/b", Methods: []mcpmw.Method{{Name: "b/x", Capability: "tools", Handle: noop}}}}}, `method "b/x" of extension "a/b" has Capability "tools"`},
 		{"an unserved revision", mcpmw.Options{Extensions: []mcpmw.Extension{{ID: "a/b", Revisions: []string{"2024-11-05"}}}}, `extension "a/b" lists revision "2024-11-05"`},

@@ -2,7 +2,6 @@ package mcpmw
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -22,10 +21,7 @@ func appendMetaMember(obj []byte, meta map[string]any) ([]byte, error) {
 	if err != nil {
 		return obj, fmt.Errorf("its Meta cannot be encoded as JSON: %w", err)
 	}
-	if len(obj) < 2 || obj[len(obj)-1] != '}' {
-		return obj, errors.New("mcpmw: _meta after no JSON object")
-	}
-	obj = obj[:len(obj)-1]
+	obj = obj[:len(obj)-1] // obj ends with its closing brace
 	if obj[len(obj)-1] != '{' {
 		obj = append(obj, ',')
 	}
