@@ -89,6 +89,7 @@ type setup struct {
 	resource bool // also serve the resource resourceURI
 	prompt   bool // also serve the prompt promptName
 	tasks    bool // serve echo as a TaskOptional tool, with a task store
+	io       bool // serve only the I/O workload's tools (ioserver.go), instead of all the above
 }
 
 // The resource of the read1k scenario: 1 KiB of plain ASCII text, which no
@@ -117,6 +118,9 @@ func promptText(topic string) string { return "Summarise " + topic + " in three 
 // newContestant returns the handler of the named contestant, serving s at any
 // path (the harness mounts it at /mcp).
 func newContestant(name string, s setup) (http.Handler, error) {
+	if s.io {
+		return newIOContestant(name)
+	}
 	switch name {
 	case "floor":
 		return newFloor(s)
@@ -254,9 +258,10 @@ func newOursWith(s setup, limiter mcpmw.RateLimiter, store mcpmw.TaskStore) *mcp
 	reg.AddTools(ourTools(s)...)
 	addOurExtras(&reg, s)
 	opts := &mcpmw.Options{
-		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
-		PageSize: pageSize,
-		Logger:   discardLogger,
+		Server:    mcpmw.Implementation{Name: serverName, Version: serverVersion},
+		PageSize:  pageSize,
+		Logger:    discardLogger,
+		CheckHost: true, // as the peers do by default since mcp-go v1.5.0 (guards_test.go)
 	}
 	var caller mcpmw.Caller = benchCaller{}
 	if s.tasks {
@@ -361,9 +366,10 @@ func newOursTyped(s setup) *mcpmw.Handler {
 	allowAll := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return benchCaller{}, nil })
 	noAudit := mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {})
 	return mcpmw.New(&reg, allowAll, noAudit, &mcpmw.Options{
-		Server:   mcpmw.Implementation{Name: serverName, Version: serverVersion},
-		PageSize: pageSize,
-		Logger:   discardLogger,
+		Server:    mcpmw.Implementation{Name: serverName, Version: serverVersion},
+		PageSize:  pageSize,
+		Logger:    discardLogger,
+		CheckHost: true,
 	})
 }
 

@@ -30,11 +30,18 @@ func serve(name string, s setup, in io.Reader, out io.Writer, maxLife time.Durat
 	defer closeHandler(h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	return serveUntilEOF(mux, in, out, maxLife)
+}
+
+// serveUntilEOF serves h on a free port of 127.0.0.1, prints "listening
+// ADDR" on out, and returns when in reaches EOF or after maxLife,
+// whichever comes first.
+func serveUntilEOF(h http.Handler, in io.Reader, out io.Writer, maxLife time.Duration) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	if _, err := fmt.Fprintf(out, "listening %s\n", ln.Addr()); err != nil {
@@ -75,6 +82,10 @@ const serveEnv = "MCPMW_BENCH_SERVE"
 // childMain runs the child side if serveEnv asks for it, and reports whether
 // it did.
 func childMain() bool {
+	if life := os.Getenv(ioAPIEnv); life != "" {
+		ioAPIMain(life)
+		return true
+	}
 	spec := os.Getenv(serveEnv)
 	if spec == "" {
 		return false
@@ -97,6 +108,8 @@ func childMain() bool {
 			s.prompt = true
 		case "tasks":
 			s.tasks = true
+		case "io":
+			s.io = true
 		default:
 			err3 = errors.Join(err3, fmt.Errorf("unknown option %q", opt))
 		}
@@ -115,11 +128,6 @@ func childMain() bool {
 // startChild re-executes this binary as a child serving one contestant and
 // waits for it to listen.
 func startChild(name string, s setup, maxLife time.Duration) (*child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(exe)
 	spec := fmt.Sprintf("%s=%s,%d,%s", serveEnv, name, s.tools, maxLife)
 	if s.ask {
 		spec += ",ask"
@@ -133,7 +141,27 @@ func startChild(name string, s setup, maxLife time.Duration) (*child, error) {
 	if s.tasks {
 		spec += ",tasks"
 	}
-	cmd.Env = append(os.Environ(), spec)
+	if s.io {
+		spec += ",io"
+	}
+	c, err := startProcess(name, spec)
+	if err != nil {
+		return nil, err
+	}
+	c.url += "/mcp"
+	return c, nil
+}
+
+// startProcess re-executes this binary with env (NAME=VALUE) added to its
+// environment, and waits for it to print "listening ADDR"; the child's url
+// is then http://ADDR.
+func startProcess(name, env string) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), env)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -160,7 +188,7 @@ func startChild(name string, s setup, maxLife time.Duration) (*child, error) {
 			c.stop()
 			return nil, fmt.Errorf("%s: child said %q", name, s)
 		}
-		c.url = "http://" + addr + "/mcp"
+		c.url = "http://" + addr
 		return c, nil
 	case <-time.After(30 * time.Second):
 		c.stop()

@@ -8,6 +8,14 @@
 //	cd bench && go run . -contestants ours,ours+redistasks -scenarios call50,taskget,taskcreate -loopscenarios taskget -conc 16   # tasks, in memory and in Redis
 //	cd bench && go run . -contestants ours -scenarios list1000 -loopback=false \
 //		-cpuprofile cpu.out -memprofile mem.out   # profile (the floor always runs too)
+//	cd bench && go run . -io                   # the I/O workload, about 3 minutes
+//	cd bench && go run . -io -ioduration 5m -iowarmup 60s   # the I/O workload as published (about an hour)
+//
+// With -io, the harness runs the I/O workload instead (iorun.go): the
+// tools of the TM Dev Lab v2 MCP server benchmark, each call doing real
+// I/O against a redis-server and a local HTTP API the harness starts, under
+// 50 virtual users, served by ours (2026-07-28 and legacy, alone and as 1
+// and 3 instances behind a round-robin proxy), go-sdk and mcp-go.
 //
 // In-process, each contestant's ServeHTTP runs under testing.Benchmark, the
 // contestants interleaved round by round (A B C D, B C D A, …) because the
@@ -44,7 +52,10 @@
 // Redis, whose commands per request it counts, on the request's path and
 // after it. gosdk is mcp.NewStreamableHTTPHandler with
 // Stateless and JSONResponse; mcpgo is server.NewStreamableHTTPServer with
-// WithStateLess(true). Peers register tools through their raw-schema APIs
+// WithStateLess(true). Every contestant but the floor refuses a Host header
+// that is not a loopback name (ours with Options.CheckHost, the peers by
+// default) and a body over 4 MiB (everyone's default), as guards_test.go
+// checks. Peers register tools through their raw-schema APIs
 // (no reflection, no per-call schema validation), and everyone's page size
 // exceeds the largest list.
 //
@@ -128,8 +139,23 @@ func main() {
 		serveResource = flag.Bool("resource", false, "with -serve, also serve the read1k scenario's resource")
 		servePrompt   = flag.Bool("prompt", false, "with -serve, also serve the prompt scenario's prompt")
 		serveTasks    = flag.Bool("tasks", false, "with -serve, serve echo as a tool that may become a task (the task scenarios' setup)")
+
+		ioRun         = flag.Bool("io", false, "run the I/O workload (TM Dev Lab v2's tools over a redis-server and a local API) instead of the phases above")
+		ioVUs         = flag.Int("iovus", 50, "with -io, virtual users")
+		ioDuration    = flag.Duration("ioduration", 10*time.Second, "with -io, measured time per contestant, mode and round (the published figure: 5m)")
+		ioWarmup      = flag.Duration("iowarmup", 3*time.Second, "with -io, warm-up before each measurement, not counted (the published figure: 60s)")
+		ioRounds      = flag.Int("iorounds", 1, "with -io, rounds")
+		ioModesFlag   = flag.String("iomodes", "2026,legacy", "with -io, how the client speaks: 2026 (2026-07-28, stateless), legacy (initialize, notifications/initialized, then the request)")
+		ioContestants = flag.String("iocontestants", strings.Join(ioContestantNames, ","), "with -io, contestants")
+		ioSeed        = flag.String("ioseed", "full", "with -io, Redis's data: full (the published set: 10k carts, 1k histories, 100k popular products) or small")
 	)
 	flag.Parse()
+	if *ioRun {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := ioMain(ctx, *ioVUs, *ioRounds, *ioDuration, *ioWarmup, *ioModesFlag, *ioContestants, *ioSeed)
+		stop()
+		os.Exit(code)
+	}
 	if *serveName != "" {
 		if err := serve(*serveName, setup{tools: *serveTools, ask: *serveAsk, resource: *serveResource, prompt: *servePrompt, tasks: *serveTasks}, os.Stdin, os.Stdout, 24*time.Hour); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -serve:", err)

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,8 +34,32 @@ type redisServer struct {
 	dir  string
 }
 
-// startRedis starts redis-server and waits for it to answer.
+// startRedis starts redis-server and waits for it to answer, on a new
+// port each time the one it picked turns out to be another's.
 func startRedis() (*redisServer, error) {
+	var err error
+	for range 3 {
+		var s *redisServer
+		if s, err = startRedisOnce(); err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errNotOurRedis) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// errNotOurRedis is startRedisOnce's error when the port it picked was
+// taken, between its check and redis-server's start, by a redis-server it
+// did not start (the machine is shared): the harness would otherwise
+// count in, and the I/O workload flush, someone else's Redis.
+var errNotOurRedis = errors.New("another redis-server answers on the port picked")
+
+// startRedisOnce starts redis-server on a port that was free a moment ago
+// and waits for it to answer, checking that the server answering is the
+// one it started (by its working folder, which is new).
+func startRedisOnce() (*redisServer, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("ours+redis needs redis-server (apt-get install redis-server): %w", err)
@@ -58,6 +84,12 @@ func startRedis() (*redisServer, error) {
 	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if c.Ping(context.Background()).Err() == nil {
+			got, err := c.ConfigGet(context.Background(), "dir").Result()
+			want, _ := filepath.EvalSymlinks(dir)
+			if err != nil || got["dir"] != want {
+				s.stop()
+				return nil, fmt.Errorf("%w (%s, dir %q, want %q)", errNotOurRedis, s.addr, got["dir"], want)
+			}
 			return s, nil
 		}
 	}

@@ -14,7 +14,9 @@ package redistest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -141,7 +143,7 @@ func (s *Server) start() error {
 		_, _ = cmd.Process.Wait()
 		close(exited)
 	}()
-	if err := waitReady(s.Addr, exited); err != nil {
+	if err := waitReady(s.Addr, cmd.Process.Pid, exited); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		_ = log.Close()
@@ -151,9 +153,13 @@ func (s *Server) start() error {
 	return nil
 }
 
-// waitReady waits until the server at addr answers PING, it exits, or
-// startTimeout passes.
-func waitReady(addr string, exited <-chan struct{}) error {
+// waitReady waits until the server at addr answers PING and says it is
+// process pid, it exits, or startTimeout passes. The port was free when
+// chosen, but another process's redis-server (a test of another package
+// running at the same time) may have taken it since: it answers PING as
+// well, while ours fails to bind and exits; a test must never be handed
+// that one (it would flush or fill a stranger's data).
+func waitReady(addr string, pid int, exited <-chan struct{}) error {
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -162,11 +168,50 @@ func waitReady(addr string, exited <-chan struct{}) error {
 		default:
 		}
 		if Ping(addr, 200*time.Millisecond) == nil {
-			return nil
+			got, err := serverPID(addr, 200*time.Millisecond)
+			switch {
+			case err != nil:
+			case got != pid:
+				return fmt.Errorf("another redis-server (process %d) answers on %s", got, addr)
+			default:
+				return nil
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("redis-server did not answer PING on %s within %s", addr, startTimeout)
+}
+
+// serverPID asks the server at addr for its process id (INFO server).
+func serverPID(addr string, timeout time.Duration) (int, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return 0, fmt.Errorf("INFO answered %q", head)
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO server has no process_id")
 }
 
 // Ping sends PING to addr over a connection of its own and waits at most
