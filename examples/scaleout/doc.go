@@ -26,8 +26,9 @@
 //
 // Every wait for something that must happen is bounded by patience (30
 // s), generous for a busy machine; the instances get REDIS_TIMEOUT=2s,
-// since mcpredis's 50ms is missed now and then on one (but in
-// TestRedisStoppedThenStarted, which is about that deadline).
+// since mcpredis's 50ms is missed now and then on one (500ms in
+// TestRedisStoppedThenStarted, which is about that deadline and counts
+// the transitions each instance logs).
 //
 // Without redis-server the tests skip, saying how to install it, unless
 // MCPMW_REQUIRE_REDIS is set (as .ci/run sets it): then they fail.
