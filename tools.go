@@ -295,9 +295,7 @@ func prepare(t Tool) *entry {
 	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
 		RequiredClientCapabilities: needs, params: headerParams(t.Name, in, red)}}
 	e.target.Found = e
-	if len(needs) > 0 {
-		e.target.requiredData = requiredCapabilitiesData(needs)
-	}
+	e.target.requiredData = requiredCapabilitiesData(needs) // the -32021's data, encoded once
 	for v := range revisionCount {
 		e.enc[v] = appendMeta(appendToolDef(nil, &t, v, outObject), t.Meta, "tool "+strconv.Quote(t.Name))
 	}
