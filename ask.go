@@ -48,7 +48,7 @@ type InputRequest struct {
 	Method string
 	Params json.RawMessage
 	// capability is the client capability the request needs.
-	capability string
+	capability ClientCapability
 }
 
 // ElicitForm asks the user to fill in a form: message says what and why,
@@ -57,13 +57,13 @@ type InputRequest struct {
 // JSON object makes Ask return an error.
 func ElicitForm(message string, schema json.RawMessage) InputRequest {
 	if jsonwire.KindOf(schema) != jsonwire.KindObject {
-		return InputRequest{Method: "elicitation/create", capability: "elicitation.form"} // no params: Ask refuses it
+		return InputRequest{Method: "elicitation/create", capability: elicitationForm} // no params: Ask refuses it
 	}
 	p := append(make([]byte, 0, 48+len(message)+len(schema)), `{"mode":"form","message":`...)
 	p = jsonwire.AppendString(p, message)
 	p = append(p, `,"requestedSchema":`...)
 	p = append(p, schema...)
-	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.form"}
+	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: elicitationForm}
 }
 
 // ElicitURL asks the user to visit url (to sign in, pay, consent) and
@@ -75,7 +75,7 @@ func ElicitURL(message, url, id string) InputRequest {
 	p = jsonwire.AppendString(p, url)
 	p = append(p, `,"elicitationId":`...)
 	p = jsonwire.AppendString(p, id)
-	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: "elicitation.url"}
+	return InputRequest{Method: "elicitation/create", Params: append(p, '}'), capability: elicitationURL}
 }
 
 // Sample asks the client's model for a completion of a user message, in at
@@ -85,13 +85,13 @@ func Sample(prompt string, maxTokens int) InputRequest {
 	p = jsonwire.AppendString(p, prompt)
 	p = append(p, `}}],"maxTokens":`...)
 	p = strconv.AppendInt(p, int64(maxTokens), 10)
-	return InputRequest{Method: "sampling/createMessage", Params: append(p, '}'), capability: "sampling"}
+	return InputRequest{Method: "sampling/createMessage", Params: append(p, '}'), capability: samplingCapability}
 }
 
 // ListRoots asks the client for its roots: the directories or files it
 // lets the server work on.
 func ListRoots() InputRequest {
-	return InputRequest{Method: "roots/list", Params: json.RawMessage("{}"), capability: "roots"}
+	return InputRequest{Method: "roots/list", Params: json.RawMessage("{}"), capability: rootsCapability}
 }
 
 // ErrInputRequired ends a round: Ask returns it, wrapped, when the answer is
@@ -181,9 +181,9 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 		}
 		return ans, nil
 	}
-	if req.capability != "" && !hasClientCapability(r.clientCap, req.capability) {
-		data := requiredCapabilitiesData("", []string{req.capability})
-		return nil, &Error{Code: CodeMissingRequiredClientCapability, Message: "This call needs the client capability " + req.capability, Data: json.RawMessage(data)}
+	if req.capability.Path != nil && !hasClientCapability(r.clientCap, req.capability) {
+		data := requiredCapabilitiesData([]ClientCapability{req.capability})
+		return nil, &Error{Code: CodeMissingRequiredClientCapability, Message: "This call needs the client capability " + req.capability.String(), Data: json.RawMessage(data)}
 	}
 	if r.asked == nil {
 		r.asked = map[string]InputRequest{}
@@ -193,9 +193,10 @@ func Ask(ctx context.Context, key string, req InputRequest) (json.RawMessage, er
 }
 
 // ClientSupports reports whether the client of the current call declared
-// the capability at the dotted path ("elicitation", "sampling.tools"). On
-// the legacy revisions, whose calls do not declare it, it reports false.
-func ClientSupports(ctx context.Context, capability string) bool {
+// the capability (Capability("elicitation"), Capability("sampling",
+// "tools")). On the legacy revisions, whose calls do not declare it, it
+// reports false.
+func ClientSupports(ctx context.Context, capability ClientCapability) bool {
 	r := roundFrom(ctx)
 	return r != nil && r.revision.perRequestCapabilities() && hasClientCapability(r.clientCap, capability)
 }

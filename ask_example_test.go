@@ -24,7 +24,7 @@ func ExampleAsk() {
 	var reg mcpmw.Registry
 	reg.AddTools(mcpmw.Tool{
 		Name: "delete_order", Description: "Deletes an order once the user confirms.", Permission: "orders:write",
-		RequiredClientCapabilities: []string{"elicitation"},
+		RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("elicitation")},
 		Call: func(ctx context.Context, _ mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			id := args.Int("id")
 			if err := args.Err(); err != nil {

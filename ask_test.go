@@ -180,7 +180,7 @@ func TestAskOutsideACall(t *testing.T) {
 	t.Parallel()
 	_, err := mcpmw.Ask(context.Background(), "k", mcpmw.ListRoots())
 	assert.Error(t, err)
-	assert.False(t, mcpmw.ClientSupports(context.Background(), "roots"))
+	assert.False(t, mcpmw.ClientSupports(context.Background(), mcpmw.Capability("roots")))
 	assert.Nil(t, mcpmw.RoundState(context.Background()))
 }
 

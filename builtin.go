@@ -1,6 +1,9 @@
 package mcpmw
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // The methods every endpoint serves, whatever its tools: the
 // self-description of each revision (server/discover on 2026-07-28,
@@ -30,6 +33,17 @@ func builtinMethods(ad *advertisement, logging bool, calls runningCalls) []Metho
 		ms = append(ms, Method{Name: "logging/setLevel", Capability: "logging", Revisions: legacyOnly, Handle: answerEmpty, quick: true})
 	}
 	return ms
+}
+
+// protocolMethods returns every method of the protocol's capabilities
+// and of the extensions this package implements, whether or not an
+// endpoint serves them, for what the protocol says of them (the member
+// Mcp-Name mirrors, the capability a -32601 names). Their handlers are
+// never called.
+func protocolMethods() []Method {
+	ms := slices.Concat((&toolMethods{}).methods(), (&promptMethods{}).methods(), (&resourceMethods{}).methods(), (&completionMethods{}).methods(),
+		[]Method{{Name: "logging/setLevel", Capability: "logging", Revisions: legacyOnly, Handle: answerEmpty}})
+	return append(ms, extensionMethods([]Extension{(*taskRunner)(nil).extension()})...)
 }
 
 // answerEmpty is the legacy revisions' empty result.

@@ -7,8 +7,9 @@ import (
 
 // A catalogue is an immutable snapshot of one kind of registered entries
 // (tools, prompts, resources, resource templates): in registration order,
-// by key, and the distinct permissions they need in order of first use,
-// by which the list pages are cached. Adding or removing makes a new
+// by key, and the distinct guards they are listed behind in order of
+// first use (a permission, and for a tool listed only for some clients,
+// the client capabilities it needs), by which the list pages are cached. Adding or removing makes a new
 // catalogue that the Registry publishes whole, so requests read one
 // without a lock. Entries already published are shared with running
 // requests and never written to; the permission list only grows, so the
@@ -16,29 +17,66 @@ import (
 type catalogue[E catalogued] struct {
 	list    []E
 	byKey   map[string]E
-	perms   []Permission       // distinct permissions, in order of first use
-	permIdx map[Permission]int // index into perms
+	perms   []guard        // distinct guards, in order of first use
+	permIdx map[string]int // index into perms, by guard key
+}
+
+// A guard is what a list shows an entry behind: a permission the caller
+// holds and, when needs is set, client capabilities the request declares
+// (a 2026-07-28 request: the legacy revisions declare none).
+type guard struct {
+	perm  Permission
+	needs []ClientCapability
+}
+
+// key is g as one string, for the catalogue's index.
+func (g guard) key() string {
+	k := string(g.perm)
+	for _, c := range g.needs {
+		k += "\x00" + c.String()
+	}
+	return k
+}
+
+// open reports whether a request of rev declaring caps, by c, passes g.
+func (g guard) open(c Caller, caps []byte, rev revision) bool {
+	if len(g.needs) > 0 {
+		if !rev.perRequestCapabilities() {
+			return false
+		}
+		for _, n := range g.needs {
+			if !hasClientCapability(caps, n) {
+				return false
+			}
+		}
+	}
+	return c.Can(g.perm)
 }
 
 // catalogued is what a catalogue needs of an entry.
 type catalogued interface {
 	key() string // the name, or the URI or URI template in normal form, it is found by
 	permission() Permission
-	setPermIndex(int) // the index of its permission in perms, set before it is published
+	needs() []ClientCapability // what a request must declare for the entry to be listed: nil for most
+	setPermIndex(int)          // the index of its permission in perms, set before it is published
 }
 
-func (e *entry) key() string                    { return e.Name }
-func (e *entry) permission() Permission         { return e.Permission }
-func (e *entry) setPermIndex(i int)             { e.permIndex = i }
-func (e *promptEntry) key() string              { return e.Name }
-func (e *promptEntry) permission() Permission   { return e.Permission }
-func (e *promptEntry) setPermIndex(i int)       { e.permIndex = i }
-func (e *resourceEntry) key() string            { return e.norm }
-func (e *resourceEntry) permission() Permission { return e.Permission }
-func (e *resourceEntry) setPermIndex(i int)     { e.permIndex = i }
-func (e *templateEntry) key() string            { return e.tmpl.Key() }
-func (e *templateEntry) permission() Permission { return e.Permission }
-func (e *templateEntry) setPermIndex(i int)     { e.permIndex = i }
+func (e *entry) key() string                     { return e.Name }
+func (e *entry) permission() Permission          { return e.Permission }
+func (e *entry) needs() []ClientCapability       { return e.ListedOnlyFor }
+func (*promptEntry) needs() []ClientCapability   { return nil }
+func (*resourceEntry) needs() []ClientCapability { return nil }
+func (*templateEntry) needs() []ClientCapability { return nil }
+func (e *entry) setPermIndex(i int)              { e.permIndex = i }
+func (e *promptEntry) key() string               { return e.Name }
+func (e *promptEntry) permission() Permission    { return e.Permission }
+func (e *promptEntry) setPermIndex(i int)        { e.permIndex = i }
+func (e *resourceEntry) key() string             { return e.norm }
+func (e *resourceEntry) permission() Permission  { return e.Permission }
+func (e *resourceEntry) setPermIndex(i int)      { e.permIndex = i }
+func (e *templateEntry) key() string             { return e.tmpl.Key() }
+func (e *templateEntry) permission() Permission  { return e.Permission }
+func (e *templateEntry) setPermIndex(i int)      { e.permIndex = i }
 
 // with returns a copy of c with add appended, and the permissions of the
 // added entries (for the change notification). It panics, naming the
@@ -47,8 +85,8 @@ func (c *catalogue[E]) with(kind string, add []E) (*catalogue[E], []Permission) 
 	next := &catalogue[E]{
 		list:    append(make([]E, 0, len(c.list)+len(add)), c.list...),
 		byKey:   make(map[string]E, len(c.list)+len(add)),
-		perms:   append([]Permission(nil), c.perms...),
-		permIdx: make(map[Permission]int, len(c.perms)+1),
+		perms:   append([]guard(nil), c.perms...),
+		permIdx: make(map[string]int, len(c.perms)+1),
 	}
 	maps.Copy(next.byKey, c.byKey)
 	maps.Copy(next.permIdx, c.permIdx)
@@ -58,11 +96,12 @@ func (c *catalogue[E]) with(kind string, add []E) (*catalogue[E], []Permission) 
 		if _, dup := next.byKey[k]; dup {
 			panic(fmt.Sprintf("mcpmw: %s %q is registered twice", kind, k))
 		}
-		i, ok := next.permIdx[p]
+		g := guard{perm: p, needs: e.needs()}
+		i, ok := next.permIdx[g.key()]
 		if !ok {
 			i = len(next.perms)
-			next.perms = append(next.perms, p)
-			next.permIdx[p] = i
+			next.perms = append(next.perms, g)
+			next.permIdx[g.key()] = i
 		}
 		e.setPermIndex(i)
 		next.list = append(next.list, e)

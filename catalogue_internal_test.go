@@ -13,7 +13,7 @@ func TestCatalogue(t *testing.T) {
 	var empty catalogue[*entry]
 	a, perms := empty.with("tool", []*entry{tool("a", "read"), tool("b", "write"), tool("c", "read")})
 	assert.Equal(t, []Permission{"read", "write", "read"}, perms, "one per added entry")
-	assert.Equal(t, []Permission{"read", "write"}, a.perms, "distinct, in order of first use")
+	assert.Equal(t, []guard{{perm: "read"}, {perm: "write"}}, a.perms, "distinct, in order of first use")
 	assert.Equal(t, []int{0, 1, 0}, []int{a.byKey["a"].permIndex, a.byKey["b"].permIndex, a.byKey["c"].permIndex})
 	assert.Empty(t, empty.list, "the original is not changed")
 
@@ -31,4 +31,10 @@ func TestCatalogue(t *testing.T) {
 	require.PanicsWithValue(t, `mcpmw: tool "x" is registered twice`, func() { b.with("tool", []*entry{tool("x", "p"), tool("x", "p")}) })
 	require.PanicsWithValue(t, `mcpmw: tool "a" is registered twice`, func() { b.with("tool", []*entry{tool("a", "p")}) })
 	assert.Len(t, b.list, 2, "a panicking add changes nothing")
+
+	ui := Capability("extensions", "io.modelcontextprotocol/ui")
+	listedFor := &entry{Tool: Tool{Name: "app", Permission: "read", ListedOnlyFor: []ClientCapability{ui}}}
+	c, _ := b.with("tool", []*entry{listedFor, tool("d", "read")})
+	assert.Equal(t, []guard{{perm: "read"}, {perm: "write"}, {perm: "read", needs: []ClientCapability{ui}}}, c.perms, "a permission with capabilities needed is a guard of its own")
+	assert.Equal(t, []int{2, 0}, []int{c.byKey["app"].permIndex, c.byKey["d"].permIndex})
 }

@@ -3,6 +3,7 @@ package mcpmw
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,68 @@ import (
 // lacks one is refused with -32021 before anything runs; the legacy
 // revisions declare them only on initialize, which a stateless server has
 // forgotten by the time a tool runs.
+
+// A ClientCapability is a client capability a target needs, or a tool
+// asks about (ClientSupports): the member of the client's capabilities
+// object at Path, present and neither null nor false, and, when Contains
+// is set, an array holding that string. Each element of Path is one
+// member name, so that an extension's identifier, which holds dots and a
+// slash, is one segment: {"extensions", ExtensionTasks}. An empty
+// elicitation object stands for form mode, as the protocol says.
+type ClientCapability struct {
+	Path     []string
+	Contains string // e.g. the Apps extension's MIME type in its mimeTypes
+}
+
+// Capability returns the ClientCapability at path: Capability("sampling"),
+// Capability("elicitation", "url"), Capability("extensions", ExtensionTasks).
+func Capability(path ...string) ClientCapability { return ClientCapability{Path: path} }
+
+// String names c as the protocol's documents do: elicitation.url, or
+// extensions["io.modelcontextprotocol/tasks"] for a segment that holds a
+// dot or a slash, followed by the value it must contain.
+func (c ClientCapability) String() string {
+	var b strings.Builder
+	for i, seg := range c.Path {
+		switch {
+		case strings.ContainsAny(seg, "./\"\\[] ") || seg == "":
+			b.WriteString("[" + strconv.Quote(seg) + "]")
+		case i > 0:
+			b.WriteString("." + seg)
+		default:
+			b.WriteString(seg)
+		}
+	}
+	if c.Contains != "" {
+		b.WriteString(" containing " + strconv.Quote(c.Contains))
+	}
+	return b.String()
+}
+
+// check panics, naming where it was given (what), on a capability that
+// names nothing.
+func (c ClientCapability) check(what string) {
+	if len(c.Path) == 0 {
+		panic(fmt.Sprintf("mcpmw: %s: a ClientCapability has an empty Path", what))
+	}
+	for _, seg := range c.Path {
+		if seg == "" {
+			panic(fmt.Sprintf("mcpmw: %s: ClientCapability %v has an empty segment", what, c.Path))
+		}
+	}
+}
+
+// cloneCapabilities returns a deep copy of caps, paths and all.
+func cloneCapabilities(caps []ClientCapability) []ClientCapability {
+	if caps == nil {
+		return nil
+	}
+	out := make([]ClientCapability, len(caps))
+	for i, c := range caps {
+		out[i] = ClientCapability{Path: slices.Clone(c.Path), Contains: c.Contains}
+	}
+	return out
+}
 
 // capitalize upper-cases the first letter of an ASCII word.
 func capitalize(s string) string {
@@ -36,25 +99,19 @@ func checkClientCapabilities(t *Target, req *Request) *answer {
 // clientCapabilityError is the -32021 error for the first capability t
 // requires that the request's client lacks, or nil.
 func clientCapabilityError(t *Target, req *Request) *Response {
-	if (len(t.RequiredClientCapabilities) == 0 && !t.needsTasks) || !req.revision().perRequestCapabilities() {
+	if len(t.RequiredClientCapabilities) == 0 || !req.revision().perRequestCapabilities() {
 		return nil
 	}
-	if t.needsTasks && !declaresTasks(req.ClientCapabilities) {
-		name := capEcho(t.Name)
-		resp := tasksUndeclared(capitalize(t.kind()) + " " + strconv.Quote(name) + " runs only as a task")
-		resp.Target = name
-		return resp
-	}
-	for _, capability := range t.RequiredClientCapabilities {
-		if !hasClientCapability(req.ClientCapabilities, capability) {
+	for _, c := range t.RequiredClientCapabilities {
+		if !hasClientCapability(req.ClientCapabilities, c) {
 			data := t.requiredData
 			if data == nil { // a Target built by an application's Method
-				data = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
+				data = requiredCapabilitiesData(t.RequiredClientCapabilities)
 			}
 			name := capEcho(t.Name) // an application's Target may name what the client sent
-			return &Response{Target: name, Summary: "client lacks capability " + capability, Error: &Error{
+			return &Response{Target: name, Summary: "client lacks capability " + c.String(), Error: &Error{
 				Code:    CodeMissingRequiredClientCapability,
-				Message: capitalize(t.kind()) + " " + strconv.Quote(name) + " requires the client capability " + capability,
+				Message: capitalize(t.kind()) + " " + strconv.Quote(name) + " requires the client capability " + c.String(),
 				Data:    json.RawMessage(data),
 			}}
 		}
@@ -62,15 +119,19 @@ func clientCapabilityError(t *Target, req *Request) *Response {
 	return nil
 }
 
-// requiredCapabilitiesData encodes the -32021 data for dotted capability
-// paths, e.g. {"requiredCapabilities":{"elicitation":{"url":{}}}}.
-func requiredCapabilitiesData(tool string, paths []string) []byte {
+// requiredCapabilitiesData encodes the -32021 data for caps, e.g.
+// {"requiredCapabilities":{"elicitation":{"url":{}}}}; a value test is an
+// array of the value: {"extensions":{"io.modelcontextprotocol/ui":
+// {"mimeTypes":["text/html;profile=mcp-app"]}}}.
+func requiredCapabilitiesData(caps []ClientCapability) []byte {
 	root := map[string]any{}
-	for _, p := range paths {
+	for _, c := range caps {
 		node := root
-		for _, seg := range strings.Split(p, ".") {
-			if seg == "" {
-				panic(fmt.Sprintf("mcpmw: tool %q: ClientCapabilities entry %q is not a dotted capability path such as \"sampling\" or \"elicitation.url\"", tool, p))
+		for i, seg := range c.Path {
+			if i == len(c.Path)-1 && c.Contains != "" {
+				vals, _ := node[seg].([]string)
+				node[seg] = append(vals, c.Contains)
+				break
 			}
 			next, _ := node[seg].(map[string]any)
 			if next == nil {
@@ -84,19 +145,19 @@ func requiredCapabilitiesData(tool string, paths []string) []byte {
 	return raw
 }
 
-// hasClientCapability reports whether the capabilities object caps declares
-// the dotted path. An empty elicitation object stands for form mode.
-func hasClientCapability(caps []byte, path string) bool {
+// hasClientCapability reports whether the capabilities object caps
+// declares c. It reads caps in place: a client declares a handful of
+// capabilities, so a check costs no allocation.
+func hasClientCapability(caps []byte, c ClientCapability) bool {
+	var buf [8]jsonwire.Member
 	val := caps
-	var ms []jsonwire.Member
-	segs := strings.Split(path, ".")
-	for i, seg := range segs {
-		var ok bool
-		if ms, ok = jsonwire.ObjectMembers(val, ms[:0]); !ok {
+	for i, seg := range c.Path {
+		ms, ok := jsonwire.ObjectMembers(val, buf[:0])
+		if !ok {
 			return false
 		}
 		next := jsonwire.Lookup(ms, seg)
-		if next == nil && i == 1 && segs[0] == "elicitation" && seg == "form" && len(ms) == 0 {
+		if next == nil && i == 1 && c.Path[0] == "elicitation" && seg == "form" && len(ms) == 0 && c.Contains == "" {
 			return true
 		}
 		if k := jsonwire.KindOf(next); k == jsonwire.KindNone || k == jsonwire.KindNull || string(next) == "false" {
@@ -104,32 +165,48 @@ func hasClientCapability(caps []byte, path string) bool {
 		}
 		val = next
 	}
-	return true
+	return c.Contains == "" || arrayHolds(val, c.Contains)
 }
 
-// tasksRequiredData is the -32021 data naming the tasks extension.
-const tasksRequiredData = `{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`
+// arrayHolds reports whether the JSON value v is an array with the string
+// s among its elements. v must be valid JSON (a request's, which the
+// handler has parsed): each element is followed by ',' or the closing ']'.
+func arrayHolds(v []byte, s string) bool {
+	if jsonwire.KindOf(v) != jsonwire.KindArray {
+		return false
+	}
+	i := jsonwire.SkipSpace(v, jsonwire.SkipSpace(v, 0)+1)
+	for v[i] != ']' {
+		end := jsonwire.ValueEnd(v, i)
+		if str, ok := jsonwire.Unquote(v[i:end]); ok && str == s {
+			return true
+		}
+		if i = jsonwire.SkipSpace(v, end); v[i] == ',' {
+			i = jsonwire.SkipSpace(v, i+1)
+		}
+	}
+	return false
+}
 
-// tasksUndeclared is the -32021 of a request that needs the tasks
-// extension from a client that did not declare it: a TaskRequired tool's
-// call, and every tasks/* request. what says what needs it.
-func tasksUndeclared(what string) *Response {
-	return &Response{Summary: "client lacks the extension " + ExtensionTasks, Error: &Error{
+// The client capabilities the package itself needs: the tasks
+// extension's, and those Ask's requests need.
+var (
+	tasksCapability    = Capability("extensions", ExtensionTasks)
+	elicitationForm    = Capability("elicitation", "form")
+	elicitationURL     = Capability("elicitation", "url")
+	samplingCapability = Capability("sampling")
+	rootsCapability    = Capability("roots")
+)
+
+// tasksUndeclared is the -32021 of a tasks/* request from a client that
+// did not declare the tasks extension.
+func tasksUndeclared(method string) *Response {
+	return &Response{Summary: "client lacks capability " + tasksCapability.String(), Error: &Error{
 		Code:    CodeMissingRequiredClientCapability,
-		Message: what + ": declare the client capability extensions[\"" + ExtensionTasks + "\"]",
+		Message: method + " is the tasks extension's: declare the client capability " + tasksCapability.String(),
 		Data:    json.RawMessage(tasksRequiredData),
 	}}
 }
 
-// declaresTasks reports whether the capabilities object caps declares the
-// tasks extension: extensions["io.modelcontextprotocol/tasks"], an object
-// (the extension's name holds dots, so it is no dotted path).
-func declaresTasks(caps []byte) bool {
-	var buf [8]jsonwire.Member // a client declares a handful: no allocation
-	ms, ok := jsonwire.ObjectMembers(caps, buf[:0])
-	if !ok {
-		return false
-	}
-	ext, ok := jsonwire.ObjectMembers(jsonwire.Lookup(ms, "extensions"), ms[len(ms):])
-	return ok && jsonwire.KindOf(jsonwire.Lookup(ext, ExtensionTasks)) == jsonwire.KindObject
-}
+// tasksRequiredData is the -32021 data naming the tasks extension.
+var tasksRequiredData = requiredCapabilitiesData([]ClientCapability{tasksCapability})

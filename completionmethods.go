@@ -50,16 +50,16 @@ func (m *completionMethods) target(req *Request) (*Target, *Response) {
 	case !ok:
 		return nil, ErrorResponse(CodeInvalidParams, "Invalid params: params.ref."+field+" must be a string")
 	case t == nil && typ == "ref/prompt":
-		return nil, unknownTarget("prompt", name)
+		return nil, UnknownTarget("prompt", name)
 	case t == nil:
-		return nil, unknownTarget("resource template", name)
+		return nil, UnknownTarget("resource template", name)
 	}
 	return t, nil
 }
 
 // completers are the Completers of the prompt or template t names.
 func completers(t *Target) map[string]Completer {
-	switch e := t.found.(type) {
+	switch e := t.Found.(type) {
 	case *promptEntry:
 		return e.Complete
 	case *templateEntry:
@@ -72,7 +72,7 @@ func completers(t *Target) map[string]Completer {
 // argument, its values capped at 100. An argument without a Completer has
 // no suggestions (an empty list, not an error: the client asked politely).
 func (m *completionMethods) complete(ctx context.Context, req *Request) *Response {
-	t, resp := gatedTarget(ctx, req, m.target)
+	t, resp := AdmittedTarget(ctx, req, m.target)
 	if resp != nil {
 		return resp
 	}

@@ -25,6 +25,7 @@ type callInfo struct {
 	stream   *stream // nil when the method may not stream
 	round    round   // a tools/call's round of asking (ask.go), when hasRound
 	hasRound bool
+	format   *pageFormat // the Handler's list pages, for a List
 }
 
 var callKey = &ctxKey{"call"}

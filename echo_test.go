@@ -117,7 +117,7 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 			}},
 	)
 	// An application's Method whose Target names what the client sent.
-	appTarget := func(perm mcpmw.Permission, needs ...string) func(*mcpmw.Request) (*mcpmw.Target, *mcpmw.Response) {
+	appTarget := func(perm mcpmw.Permission, needs ...mcpmw.ClientCapability) func(*mcpmw.Request) (*mcpmw.Target, *mcpmw.Response) {
 		return func(r *mcpmw.Request) (*mcpmw.Target, *mcpmw.Response) {
 			name, _ := r.StringParam("name")
 			return &mcpmw.Target{Kind: "thing", Name: name, Permission: perm, RequiredClientCapabilities: needs}, nil
@@ -126,7 +126,7 @@ func TestClientValuesAreEchoedCapped(t *testing.T) {
 	handle := func(context.Context, *mcpmw.Request) *mcpmw.Response { return mcpmw.ResultResponse(map[string]any{}) }
 	appMethods := &mcpmw.Options{Methods: []mcpmw.Method{
 		{Name: "x/act", Target: appTarget("write"), Handle: handle},
-		{Name: "x/sample", Target: appTarget("read", "sampling"), Handle: handle},
+		{Name: "x/sample", Target: appTarget("read", mcpmw.Capability("sampling")), Handle: handle},
 	}}
 	for _, v := range []string{mcpmw.LatestVersion, mcpmw.Version20251125, mcpmw.Version20250618} {
 		call := func(method, params, name string) *http.Request {

@@ -30,7 +30,7 @@ func TestWhatADeniedCallerLearns(t *testing.T) {
 	}
 	const secret = "TOPSECRET" // in every description, title and schema
 	var reg mcpmw.Registry
-	reg.AddTools(mcpmw.Tool{Name: "wipe", Title: secret, Description: secret, Permission: "admin", RequiredClientCapabilities: []string{"sampling"},
+	reg.AddTools(mcpmw.Tool{Name: "wipe", Title: secret, Description: secret, Permission: "admin", RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("sampling")},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","description":"` + secret + `","x-mcp-header":"Region"}}}`),
 		Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 			count()

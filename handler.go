@@ -34,6 +34,7 @@ type Handler struct {
 	logger     *slog.Logger
 	observer   Observer
 	methods    *methodTable
+	format     pageFormat // what its list pages are made of, a List's too
 	dispatch   Dispatcher // the method table, wrapped in Options.Middleware
 	ad         *advertisement
 	asks       answerWaiters // legacy requests to clients awaiting their answer POST (answers.go)
@@ -94,9 +95,11 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 	if o.Relay != nil {
 		h.asks, h.inflight = newRelayed(o.Relay, self, h.tasks.wake)
 	}
-	methods, listens := h.withListen(h.allMethods(reg, &o), &o)
-	h.methods = newMethodTable(methods)
+	methods, exts := h.allMethods(reg, &o)
+	methods, listens := h.withListen(methods, &o)
+	h.methods = newMethodTable(methods, exts, protocolMethods())
 	*h.ad = *newAdvertisement(o.Server, o.Instructions, &h.methods.caps, cacheTTL(o.CacheTTL).Milliseconds())
+	h.format = pageFormat{size: o.PageSize, ttlMs: cacheTTL(o.CacheTTL).Milliseconds(), serverMeta: h.ad.serverMeta}
 	h.dispatch = chain(h.methods, o.Middleware)
 	if listens {
 		// The Notifier carries what any instance publishes; the registry
@@ -149,15 +152,17 @@ func checkOptionalHooks(opts *Options) {
 
 // allMethods lists the endpoint's methods: the built-in ones, the tools'
 // (when there is a Registry), the prompts' (when it holds a prompt) and
-// the application's.
-func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
+// the application's; and its extensions: tasks (when served) and the
+// application's.
+func (h *Handler) allMethods(reg *Registry, o *Options) ([]Method, []Extension) {
+	var exts []Extension
 	methods := builtinMethods(h.ad, o.ClientLogLevel != "", h.inflight)
 	ask := &rounds{ring: o.StateKeys, asker: &legacyAsker{pending: h.asks, timeout: o.AskTimeout}, ad: h.ad}
 	if reg != nil {
 		t := &toolMethods{reg: reg, timeout: o.ToolTimeout, ad: h.ad, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), rounds: ask, tasks: h.tasks}
 		methods = append(methods, t.methods()...)
 		if o.Tasks != nil || reg.hasTaskTools() {
-			methods = append(methods, h.tasks.serve()...)
+			exts = append(exts, h.tasks.serve())
 		}
 	}
 	if reg != nil && len(reg.promptTable().list) > 0 {
@@ -172,7 +177,7 @@ func (h *Handler) allMethods(reg *Registry, o *Options) []Method {
 		c := &completionMethods{reg: reg, ad: h.ad}
 		methods = append(methods, c.methods()...)
 	}
-	return append(methods, o.Methods...)
+	return append(methods, o.Methods...), append(exts, o.Extensions...)
 }
 
 // withDefaults returns a copy of opts (nil means the zero Options) with
@@ -214,7 +219,7 @@ func defaultBounds(o *Options) {
 		o.MaxBodyBytes = defaultMaxBody
 	}
 	if o.PageSize <= 0 {
-		o.PageSize = 100
+		o.PageSize = defaultPageSize
 	}
 	if o.AskTimeout <= 0 {
 		o.AskTimeout = defaultAskTimeout
@@ -336,7 +341,7 @@ func (h *Handler) serve(x *exchange) answer {
 	if a != nil {
 		return *a
 	}
-	if a := checkRevision(req, x.r.Header); a != nil {
+	if a := checkRevision(req, x.r.Header, rt.named); a != nil {
 		return *a
 	}
 	return h.admitAndCall(x, req, rt)
@@ -387,7 +392,7 @@ func (h *Handler) admitAndCall(x *exchange, req *Request, rt route) answer {
 // a 202 (m may be nil: Dispatch accepts it), and one that names a
 // request's method is observed but not dispatched (ignoredRequest).
 func (h *Handler) call(x *exchange, req *Request, m *Method, target *Target) answer {
-	x.info = callInfo{caller: req.Caller, clientIP: x.clientIP, method: m, target: target, params: idOf(req.Params)}
+	x.info = callInfo{caller: req.Caller, clientIP: x.clientIP, method: m, target: target, params: idOf(req.Params), format: &h.format}
 	ctx := context.WithValue(x.r.Context(), callKey, &x.info)
 	if m != nil && !req.IsNotification() {
 		if m.Streams && openStream(&x.streamv, x.w, x.r.Header, req, h.logLevel) {

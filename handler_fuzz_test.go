@@ -88,7 +88,7 @@ func fuzzHandler(auditor mcpmw.Auditor) http.Handler {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
 				`"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"}}}`),
 			Call: text("routed")},
-		mcpmw.Tool{Name: "needs_sampling", Description: "Requires sampling.", Permission: "read", RequiredClientCapabilities: []string{"sampling"},
+		mcpmw.Tool{Name: "needs_sampling", Description: "Requires sampling.", Permission: "read", RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("sampling")},
 			Call: text("sampled")},
 		mcpmw.Tool{Name: "slow", Description: "Outlives its timeout.", Permission: "read", Timeout: 2 * time.Millisecond,
 			Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {

@@ -94,7 +94,7 @@ func unsupportedVersion(requested, msg string) *answer {
 // speaks, in the order the conformance suite pins (WIRE.md §1.1), and the
 // routing headers Mcp-Method and Mcp-Name against the body: required on
 // 2026-07-28 requests, checked when sent everywhere else.
-func checkRevision(req *Request, h http.Header) *answer {
+func checkRevision(req *Request, h http.Header, named string) *answer {
 	hv, hPresent, herr := singleHeader(h, headerProtocolVersion)
 	if herr != nil {
 		return headerError("MCP-Protocol-Version " + herr.Error())
@@ -112,7 +112,7 @@ func checkRevision(req *Request, h http.Header) *answer {
 	if a != nil {
 		return a
 	}
-	return checkRouting(req, h, req.revision().requiresHeaders() && !req.IsNotification())
+	return checkRouting(req, h, named, req.revision().requiresHeaders() && !req.IsNotification())
 }
 
 // checkModern applies the 2026-07-28 rules: the version header, then
@@ -173,19 +173,19 @@ func checkLegacy(req *Request, hv string, hPresent bool) *answer {
 	return nil
 }
 
-// checkRouting compares Mcp-Method and Mcp-Name with the body. When
+// checkRouting compares Mcp-Method and Mcp-Name with the body (Mcp-Name
+// with params.<named>, for a method whose requests name something). When
 // required is false (legacy revisions, notifications), an absent header is
 // fine; one that is sent must still match: a gateway that routes or
 // polices by these headers must never see one call while another runs.
-func checkRouting(req *Request, h http.Header, required bool) *answer {
+func checkRouting(req *Request, h http.Header, named string, required bool) *answer {
 	if a := checkMethodHeader(req, h, required); a != nil {
 		return a
 	}
-	field := nameField(req.Method)
-	if field == "" {
+	if named == "" {
 		return nil
 	}
-	return checkNameHeader(req, h, field, required)
+	return checkNameHeader(req, h, named, required)
 }
 
 // checkMethodHeader compares Mcp-Method with the body's method.
@@ -200,20 +200,6 @@ func checkMethodHeader(req *Request, h http.Header, required bool) *answer {
 		return headerError("Mcp-Method header value " + quoteEcho(mv) + " does not match body method " + quoteEcho(req.Method))
 	}
 	return nil
-}
-
-// nameField is the member of params that Mcp-Name mirrors for a request
-// of method, "" for a method without one.
-func nameField(method string) string {
-	switch method {
-	case "tools/call", "prompts/get":
-		return "name"
-	case "resources/read":
-		return "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return "taskId"
-	}
-	return ""
 }
 
 // checkNameHeader compares Mcp-Name, decoded, with params.<field>.

@@ -69,7 +69,7 @@ func classify(req *Request, h http.Header) *verdict {
 	a := checkKeys(req)
 	if a == nil {
 		readRevision(req, h)
-		a = checkRevision(req, h)
+		a = checkRevision(req, h, protocolTable.known[req.Method].nameParamOrNone())
 	}
 	if a == nil {
 		return nil
@@ -404,4 +404,15 @@ func TestClassifyEmptyVersionHeaderIsMissing(t *testing.T) {
 	require.NotNil(t, resp)
 	assert.Equal(t, CodeHeaderMismatch, resp.Error.Code)
 	assert.Contains(t, resp.Error.Message, "MCP-Protocol-Version header is required")
+}
+
+// protocolTable knows every method of the protocol, served by none.
+var protocolTable = newMethodTable(nil, nil, protocolMethods())
+
+// nameParamOrNone is m's NameParam, "" for a nil m.
+func (m *Method) nameParamOrNone() string {
+	if m == nil {
+		return ""
+	}
+	return m.NameParam
 }

@@ -97,13 +97,15 @@ func (l *listPages[E]) of(c *catalogue[E]) *pageCache {
 }
 
 // pageKey appends the cache key of a list request to dst: revision,
-// offset, and a bitset of the table's permissions the caller holds.
-func pageKey(dst []byte, perms []Permission, c Caller, rev revision, off int) []byte {
+// offset, and a bitset of the table's guards the request passes (the
+// permissions the caller holds, and the client capabilities it declares
+// where an entry needs some).
+func pageKey(dst []byte, perms []guard, c Caller, caps []byte, rev revision, off int) []byte {
 	dst = append(dst, byte(rev))
 	dst = binary.AppendUvarint(dst, uint64(off))
 	var bits byte
-	for i, p := range perms {
-		if c.Can(p) {
+	for i, g := range perms {
+		if g.open(c, caps, rev) {
 			bits |= 1 << (i % 8)
 		}
 		if i%8 == 7 {
@@ -131,16 +133,16 @@ func listCatalogue[E interface {
 	if resp != nil {
 		return resp
 	}
-	return cachedPage(f, kind, c.list, c.perms, pages.of(c), req.Caller, req.revision(), off)
+	return cachedPage(f, kind, c.list, c.perms, pages.of(c), req.Caller, req.ClientCapabilities, req.revision(), off)
 }
 
 // cachedPage answers a list request of kind (tools/list: toolsList) for
 // caller at offset off: the cached page of the entries of list the
 // caller's permissions show, built on first use. perms are list's
 // table's, and pages the cache of that table's pages in format f.
-func cachedPage[E listEntry](f pageFormat, kind listKind, list []E, perms []Permission, pages *pageCache, caller Caller, rev revision, off int) *Response {
+func cachedPage[E listEntry](f pageFormat, kind listKind, list []E, perms []guard, pages *pageCache, caller Caller, caps []byte, rev revision, off int) *Response {
 	var keyBuf [64]byte
-	key := pageKey(keyBuf[:0], perms, caller, rev, off)
+	key := pageKey(keyBuf[:0], perms, caller, caps, rev, off)
 	p := pages.get(key)
 	if p == nil {
 		if p = buildPage(f, kind, list, key, rev, off); p.err != nil {

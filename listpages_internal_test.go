@@ -52,7 +52,7 @@ func TestPageKeyBeyondEightPermissions(t *testing.T) {
 		reg.AddTools(Tool{Name: "t" + n, Permission: Permission("p" + n), Call: func(context.Context, Caller, *Args) (ToolResult, error) { return ToolResult{}, nil }})
 	}
 	f, tab := pageFormat{size: 100}, reg.table()
-	resp := cachedPage(f, toolsList, tab.list, tab.perms, &pageCache{}, permSet{"p8": true, "p9": true}, rev20251125, 0)
+	resp := cachedPage(f, toolsList, tab.list, tab.perms, &pageCache{}, permSet{"p8": true, "p9": true}, nil, rev20251125, 0)
 	var got struct{ Tools []struct{ Name string } }
 	require.NoError(t, json.Unmarshal(resp.Result, &got))
 	var names []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,12 @@ type Method struct {
 	// revision refuses the request before the gate: it must only find,
 	// and never act.
 	Target func(req *Request) (*Target, *Response)
+	// NameParam is the member of params, a string, that a request's
+	// Mcp-Name header mirrors ("name" for tools/call, "uri" for
+	// resources/read, "taskId" for tasks/get); empty for a method whose
+	// requests name nothing. On 2026-07-28 the header is then required and
+	// must equal the member; on the legacy revisions one that is sent must.
+	NameParam string
 	// Handle answers a request that has passed every check. It is called
 	// through Options.Middleware.
 	Handle func(ctx context.Context, req *Request) *Response
@@ -91,6 +98,31 @@ type Method struct {
 	// sessionID marks legacy initialize: with Options.LegacySessionIDs
 	// its answer carries a random Mcp-Session-Id.
 	sessionID bool
+	// extension is the ID of the Extension the method belongs to.
+	extension string
+}
+
+// An Extension is an extension of the protocol (SEP-2133) the endpoint
+// serves: declared under capabilities.extensions in server/discover and
+// initialize, with its settings, on the revisions it has, and its methods
+// served there. An extension may have no methods at all (one that only
+// adds metadata to tools and resources, as MCP Apps does): it is declared
+// all the same. Give extensions in Options.Extensions; packages that
+// implement one (skills, apps) return an Extension to put there.
+type Extension struct {
+	// ID is the extension's identifier, e.g. "io.modelcontextprotocol/tasks".
+	ID string
+	// Settings is the extension's settings object in the declaration; nil
+	// declares {}. It is encoded once, when New builds the handler.
+	Settings map[string]any
+	// Revisions lists the protocol revisions that have the extension; nil
+	// means all that are served. A method of the extension with no
+	// Revisions of its own has these.
+	Revisions []string
+	// Methods are the extension's methods. Their Capability must be empty:
+	// they belong to the extension, which is declared whether or not a
+	// client calls them.
+	Methods []Method
 }
 
 // A Lifetime is how long the answer to a request of a Method lasts, and so
@@ -130,20 +162,19 @@ type Target struct {
 	Name string
 	// Permission is what the caller must hold (Caller.Can) to use it.
 	Permission Permission
-	// RequiredClientCapabilities are dotted paths into the client's
-	// capabilities ("sampling", "elicitation.url") without which the
-	// target cannot work; a 2026-07-28 request that lacks one is refused
-	// with -32021 before the method runs.
-	RequiredClientCapabilities []string
+	// RequiredClientCapabilities are the client capabilities without
+	// which the target cannot work (Capability("sampling"), an
+	// extension's Capability("extensions", id)); a 2026-07-28 request
+	// that lacks one is refused with -32021 before the method runs.
+	RequiredClientCapabilities []ClientCapability
 
 	params       []headerParam // arguments mirrored in Mcp-Param-* headers (tools)
 	requiredData []byte        // the -32021 data for RequiredClientCapabilities
-	needsTasks   bool          // a TaskRequired tool: the client must declare the tasks extension
-	// found is what the built-in Target func found, for its method's
-	// handler (the tool's entry, the prompt's, the resource's or the
-	// template's with the URI's values), so that the target is looked up
-	// once per request; nil in a Target an application's Method builds.
-	found any
+	// Found is what the Target func found (the tool's entry, the
+	// prompt's, the template's with the URI's values, an extension's own
+	// item), for its Method's Handle to take from AdmittedTarget: the
+	// target is looked up once per request.
+	Found any
 }
 
 // kind is t.Kind, or "target" when it is empty.
@@ -154,10 +185,19 @@ func (t *Target) kind() string {
 	return t.Kind
 }
 
+// extensionsCapability is the server capability extensions are declared
+// under.
+const extensionsCapability = "extensions"
+
 // methodTable is an endpoint's methods by name, built once by New.
 type methodTable struct {
 	byName map[string]*Method
-	caps   [revisionCount][]declaredCapability // per revision, sorted by name
+	// known are the protocol's methods the endpoint does not serve (those
+	// of a capability or an extension it lacks), for what the protocol
+	// says of their requests whoever serves them: the member Mcp-Name
+	// mirrors, and the capability the -32601 names.
+	known map[string]*Method
+	caps  [revisionCount][]declaredCapability // per revision, sorted by name
 }
 
 // declaredCapability is one server capability with its settings object.
@@ -166,14 +206,20 @@ type declaredCapability struct {
 	settings map[string]any
 }
 
-// newMethodTable indexes methods, checking each (setup mistakes panic, as
-// they are found at startup) and collecting the capabilities they declare.
-// A capability is declared on every revision when any of its methods is
-// served (logging, say, is declared on 2026-07-28 though logging/setLevel
-// is legacy); its settings are merged per revision, from the methods that
-// revision has.
-func newMethodTable(methods []Method) *methodTable {
-	t := &methodTable{byName: make(map[string]*Method, len(methods))}
+// newMethodTable indexes methods and the methods of exts, checking each
+// (setup mistakes panic, as they are found at startup) and collecting the
+// capabilities they declare; it keeps the methods of protocol that it
+// does not serve as known. A capability is declared on every revision
+// when any of its methods is served (logging, say, is declared on
+// 2026-07-28 though logging/setLevel is legacy); its settings are merged
+// per revision, from the methods that revision has. The extensions are
+// declared on their own revisions, under "extensions".
+func newMethodTable(methods []Method, exts []Extension, protocol []Method) *methodTable {
+	methods = append(slices.Clip(methods), extensionMethods(exts)...)
+	t := &methodTable{byName: make(map[string]*Method, len(methods)), known: map[string]*Method{}}
+	for i := range protocol {
+		t.known[protocol[i].Name] = &protocol[i]
+	}
 	served := map[string]bool{}
 	for i := range methods {
 		m := &methods[i]
@@ -182,6 +228,7 @@ func newMethodTable(methods []Method) *methodTable {
 			panic(fmt.Sprintf("mcpmw: method %q is registered twice", m.Name))
 		}
 		t.byName[m.Name] = m
+		delete(t.known, m.Name)
 		if m.Capability != "" {
 			served[m.Capability] = true
 		}
@@ -208,9 +255,60 @@ func newMethodTable(methods []Method) *methodTable {
 		for name, s := range settings {
 			t.caps[v] = append(t.caps[v], declaredCapability{name: name, settings: s})
 		}
+		if declared := extensionSettings(exts, v); declared != nil {
+			t.caps[v] = append(t.caps[v], declaredCapability{name: extensionsCapability, settings: declared})
+		}
 		sort.Slice(t.caps[v], func(i, j int) bool { return t.caps[v][i].name < t.caps[v][j].name })
 	}
 	return t
+}
+
+// extensionMethods checks exts (a setup mistake panics) and returns their
+// methods, each with its extension's Revisions when it has none.
+func extensionMethods(exts []Extension) []Method {
+	var out []Method
+	seen := map[string]bool{}
+	for _, x := range exts {
+		switch {
+		case x.ID == "" || strings.ContainsAny(x.ID, " \t\r\n"):
+			panic(fmt.Sprintf("mcpmw: an Extension's ID is %q: want its identifier, such as %q", x.ID, ExtensionTasks))
+		case seen[x.ID]:
+			panic(fmt.Sprintf("mcpmw: extension %q is given twice", x.ID))
+		}
+		seen[x.ID] = true
+		checkRevisions("extension "+strconv.Quote(x.ID), x.Revisions)
+		for _, m := range x.Methods {
+			if m.Capability != "" {
+				panic(fmt.Sprintf("mcpmw: method %q of extension %q has Capability %q: an extension's methods belong to the extension", m.Name, x.ID, m.Capability))
+			}
+			if m.Revisions == nil {
+				m.Revisions = x.Revisions
+			}
+			m.extension = x.ID
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// extensionSettings returns the declaration of the extensions of exts
+// that revision v has, by ID, or nil when it has none.
+func extensionSettings(exts []Extension, v revision) map[string]any {
+	var out map[string]any
+	for _, x := range exts {
+		if !hasRevision(x.Revisions, v) {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		if x.Settings == nil {
+			out[x.ID] = map[string]any{}
+		} else {
+			out[x.ID] = x.Settings
+		}
+	}
+	return out
 }
 
 // mergeSettings adds what method m sets for capability c to dst, and
@@ -231,20 +329,32 @@ func checkMethod(m *Method) {
 		panic("mcpmw: a Method has no Name")
 	case m.Handle == nil:
 		panic(fmt.Sprintf("mcpmw: method %q has no Handle func", m.Name))
+	case m.Capability == extensionsCapability:
+		panic(fmt.Sprintf("mcpmw: method %q has Capability %q: declare an extension, and its methods, in Options.Extensions", m.Name, m.Capability))
 	}
-	for _, v := range m.Revisions {
+	checkRevisions("method "+strconv.Quote(m.Name), m.Revisions)
+}
+
+// checkRevisions panics when revs, given to what, lists a revision this
+// package does not serve.
+func checkRevisions(what string, revs []string) {
+	for _, v := range revs {
 		if v != LatestVersion && !servedLegacy(v) {
-			panic(fmt.Sprintf("mcpmw: method %q lists revision %q, which this package does not serve (%v)", m.Name, v, supportedVersions))
+			panic(fmt.Sprintf("mcpmw: %s lists revision %q, which this package does not serve (%v)", what, v, supportedVersions))
 		}
 	}
 }
 
 // has reports whether the method exists in revision v.
-func (m *Method) has(v revision) bool {
-	if m.Revisions == nil {
+func (m *Method) has(v revision) bool { return hasRevision(m.Revisions, v) }
+
+// hasRevision reports whether revs, a Revisions list (nil: every served
+// revision), has v.
+func hasRevision(revs []string, v revision) bool {
+	if revs == nil {
 		return true
 	}
-	for _, name := range m.Revisions {
+	for _, name := range revs {
 		if name == v.String() {
 			return true
 		}
@@ -259,6 +369,7 @@ func (m *Method) has(v revision) bool {
 // serve answers them in the suite's order, after checkRevision.
 type route struct {
 	method   *Method   // nil when the table (or the revision) does not have it
+	named    string    // the member of params Mcp-Name mirrors (Method.NameParam), served or not
 	notFound *Response // -32601 for a request (not a notification) of such a method
 	target   *Target   // what method.Target found, if it has one
 	missed   *Response // what method.Target answered instead
@@ -274,7 +385,12 @@ func (t *methodTable) route(req *Request) route {
 	if m != nil && m.Target != nil {
 		r.target, r.missed = m.Target(req)
 	}
-	switch resp := notServed(req, m); {
+	if m != nil {
+		r.named = m.NameParam
+	} else if k := t.known[req.Method]; k != nil {
+		r.named = k.NameParam
+	}
+	switch resp := t.notServed(req, m); {
 	case resp == nil:
 		r.method = m
 	case !req.IsNotification():
@@ -285,15 +401,20 @@ func (t *methodTable) route(req *Request) route {
 
 // notServed is the -32601 to a request of m, when the table does not
 // have the method (m is nil) or the request's revision does not have it;
-// nil when m serves it.
-func notServed(req *Request, m *Method) *Response {
+// nil when m serves it. A method of the protocol the endpoint does not
+// serve is named as the capability or extension it lacks.
+func (t *methodTable) notServed(req *Request, m *Method) *Response {
 	switch {
 	case m != nil && m.has(req.revision()):
 		return nil
 	case m == nil:
 		why := ""
-		if c := mcpCapability(req.Method); c != "" {
-			why = " (this server does not offer " + c + ")"
+		switch k := t.known[req.Method]; {
+		case k == nil:
+		case k.Capability != "":
+			why = " (this server does not offer " + k.Capability + ")"
+		case k.extension != "":
+			why = " (this server does not serve the extension " + k.extension + ")"
 		}
 		return methodNotFound(req, why)
 	case req.revision().legacy():
@@ -317,7 +438,7 @@ func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
 		return info.method.Handle(ctx, req)
 	}
 	m := t.byName[req.Method]
-	if resp := notServed(req, m); resp != nil {
+	if resp := t.notServed(req, m); resp != nil {
 		if req.IsNotification() {
 			return accepted(capEcho(req.Method))
 		}
@@ -326,16 +447,19 @@ func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
 	return m.Handle(ctx, req)
 }
 
-// gatedTarget returns the target of req for the handler of a method whose
-// Target func is find. It is the one re-check after Options.Middleware,
-// shared by every method with a target: when req is still the request the
+// AdmittedTarget returns the target of req for the Handle of a method
+// whose Target func is find, checked as the gate checks it. It is the one
+// re-check after Options.Middleware, shared by every method with a
+// target, the built-in ones too: when req is still the request the
 // handler admitted (the same method, the same params), it is the target
-// the gate admitted, looked up once. Otherwise a middleware has rewritten
-// the request (or the method runs without the gate, as for a
-// notification): the target is found again and the caller's permission
-// for it and the client's capabilities checked here, as the gate would
-// have (the list is a courtesy; the call check is the gate).
-func gatedTarget(ctx context.Context, req *Request, find func(*Request) (*Target, *Response)) (*Target, *Response) {
+// the gate admitted, looked up once, with what find put in its Found.
+// Otherwise a middleware has rewritten the request (or the method runs
+// without the gate, as for a notification): the target is found again
+// and the caller's permission for it and the client's capabilities
+// checked here, as the gate would have (the list is a courtesy; the call
+// check is the gate). The Response, when not nil, is the answer: find's
+// own refusal, a 403 naming only the target, or a -32021.
+func AdmittedTarget(ctx context.Context, req *Request, find func(*Request) (*Target, *Response)) (*Target, *Response) {
 	if info := callFrom(ctx); info != nil && info.admits(req) {
 		return info.target, nil
 	}
@@ -371,9 +495,11 @@ func nameAndArguments(req *Request, method, kind, argsMust string) (string, *Res
 	}
 }
 
-// unknownTarget is the -32602 to a request naming no registered entry of
-// kind; the record names what it named (capped).
-func unknownTarget(kind, name string) *Response {
+// UnknownTarget is the -32602 to a request naming no entry of kind
+// ("tool", "skill") called name: what a Target func answers when it finds
+// nothing. The name is capped in the message and the record, as every
+// echo of what a client sent.
+func UnknownTarget(kind, name string) *Response {
 	resp := ErrorResponse(CodeInvalidParams, "Unknown "+kind+": "+capEcho(name))
 	resp.Target = capEcho(name)
 	return resp
@@ -443,24 +569,6 @@ func validScope(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// mcpCapability names the server capability an MCP method belongs to, for
-// the message of a -32601, or "" for methods of no capability.
-func mcpCapability(method string) string {
-	switch method {
-	case "tools/list", "tools/call":
-		return "tools"
-	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
-		return "resources"
-	case "prompts/list", "prompts/get":
-		return "prompts"
-	case "completion/complete":
-		return "completions"
-	case "logging/setLevel":
-		return "logging"
-	}
-	return ""
 }
 
 func methodNotFound(req *Request, why string) *Response {

@@ -72,6 +72,11 @@ type Options struct {
 	// built-in ones (and able to replace none of them); their capabilities
 	// are declared in server/discover and initialize. See Method.
 	Methods []Method
+	// Extensions are the protocol extensions the endpoint serves beside
+	// the built-in ones (tasks, declared when a tool may become a task or
+	// Tasks is set), each declared in server/discover and initialize on
+	// its revisions, with its methods. See Extension.
+	Extensions []Extension
 	// Middleware wraps the handler's Dispatcher, the first outermost, to
 	// observe, rewrite or refuse requests on their way to a method; see
 	// Dispatcher.

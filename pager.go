@@ -27,6 +27,9 @@ var (
 	templatesList = listKind{"resourceTemplates", "templates:", "resource template"}
 )
 
+// defaultPageSize is Options.PageSize's default.
+const defaultPageSize = 100
+
 // pageFormat is what a list page is made of besides its entries: the
 // Handler's page size, and the 2026-07-28 envelope fields.
 type pageFormat struct {

@@ -187,7 +187,7 @@ func TestRoutingHeadersCheckedOnEveryRevision(t *testing.T) {
 func TestDeniedCallerLearnsNothingFromParamHeaders(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.AddTools(mcpmw.Tool{Name: "secret", Description: "d", Permission: "write", Call: noop, RequiredClientCapabilities: []string{"sampling"},
+	reg.AddTools(mcpmw.Tool{Name: "secret", Description: "d", Permission: "write", Call: noop, RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("sampling")},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"account":{"type":"string","x-mcp-header":"Account"}}}`)})
 	a := &spy{}
 	h := mcpmw.New(&reg, tokenAuthn, a, nil)
@@ -268,9 +268,9 @@ func TestParamHeaderAndToolReadTheSameValue(t *testing.T) {
 func TestRequiredClientCapabilities(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.AddTools(mcpmw.Tool{Name: "ask", Description: "d", Permission: "read", RequiredClientCapabilities: []string{"elicitation.form", "sampling.tools"}, Call: noop})
+	reg.AddTools(mcpmw.Tool{Name: "ask", Description: "d", Permission: "read", RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("elicitation", "form"), mcpmw.Capability("sampling", "tools")}, Call: noop})
 	assert.Panics(t, func() {
-		reg.AddTools(mcpmw.Tool{Name: "bad", Permission: "read", RequiredClientCapabilities: []string{"sampling."}, Call: noop})
+		reg.AddTools(mcpmw.Tool{Name: "bad", Permission: "read", RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("sampling", "")}, Call: noop})
 	})
 	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
 	for _, tt := range []struct {

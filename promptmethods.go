@@ -25,7 +25,7 @@ type promptMethods struct {
 func (p *promptMethods) methods() []Method {
 	return []Method{
 		{Name: "prompts/list", Capability: "prompts", Handle: p.list, quick: true},
-		{Name: "prompts/get", Capability: "prompts", Streams: true, Target: p.target, Handle: p.get},
+		{Name: "prompts/get", Capability: "prompts", NameParam: "name", Streams: true, Target: p.target, Handle: p.get},
 	}
 }
 
@@ -47,7 +47,7 @@ func (p *promptMethods) target(req *Request) (*Target, *Response) {
 	}
 	e := p.reg.promptTable().byKey[name]
 	if e == nil {
-		return nil, unknownTarget("prompt", name)
+		return nil, UnknownTarget("prompt", name)
 	}
 	return &e.target, nil
 }
@@ -57,11 +57,11 @@ func (p *promptMethods) target(req *Request) (*Target, *Response) {
 // before the middleware ran; when a middleware has since rewritten the
 // request, its prompt is checked here (gatedTarget).
 func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
-	target, resp := gatedTarget(ctx, req, p.target)
+	target, resp := AdmittedTarget(ctx, req, p.target)
 	if resp != nil {
 		return resp
 	}
-	e := target.found.(*promptEntry)
+	e := target.Found.(*promptEntry)
 	args, resp := promptArgs(e, req.Param("arguments"))
 	if resp != nil {
 		return resp

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
@@ -22,6 +23,12 @@ type Prompt struct {
 	Title, Description string
 	// Icons are optional images for the prompt; 2025-06-18 clients get none.
 	Icons []Icon
+	// Meta is the definition's _meta: what an extension adds to it (MCP
+	// Apps' {"ui": {"resourceUri": ...}}, say), encoded once, at
+	// registration, with encoding/json. Keys starting with
+	// "io.modelcontextprotocol/" are the protocol's; use your own prefix
+	// for your own.
+	Meta map[string]any
 	// Arguments are what the prompt is filled in from, in the order a
 	// client should ask for them.
 	Arguments []PromptArgument
@@ -191,10 +198,11 @@ func preparePrompt(p Prompt) *promptEntry {
 	// after the caller's slice and map may have changed.
 	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
 	p.Complete = maps.Clone(p.Complete)
+	p.Meta = maps.Clone(p.Meta)
 	e := &promptEntry{Prompt: p, sensitive: sensitive, target: Target{Kind: "prompt", Name: p.Name, Permission: p.Permission}}
-	e.target.found = e
+	e.target.Found = e
 	for v := range revisionCount {
-		e.enc[v] = appendPromptDef(nil, &p, v)
+		e.enc[v] = appendMeta(appendPromptDef(nil, &p, v), p.Meta, "prompt "+strconv.Quote(p.Name))
 	}
 	return e
 }

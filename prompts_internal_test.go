@@ -64,7 +64,7 @@ func TestPromptByName(t *testing.T) {
 		Arguments: []PromptArgument{{Name: "lang"}}, Complete: map[string]Completer{"lang": complete}})
 	target := reg.promptByName("topic")
 	require.NotNil(t, target)
-	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read", found: target.found}, *target)
+	assert.Equal(t, Target{Kind: "prompt", Name: "topic", Permission: "read", Found: target.Found}, *target)
 	completers := completers(target)
 	require.Contains(t, completers, "lang")
 	c, err := completers["lang"](context.Background(), nil, CompletionRequest{Argument: "lang"})
@@ -86,16 +86,16 @@ func TestPromptPagesAreCachedPerTable(t *testing.T) {
 	var toolPages listPages[*entry]
 	var promptPages listPages[*promptEntry]
 	var caller everything
-	r1 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
-	r2 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
+	r1 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, nil, rev20251125, 0)
+	r2 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, nil, rev20251125, 0)
 	assert.Equal(t, `{"prompts":[{"name":"p"}]}`, string(r1.Result))
 	assert.Same(t, &r1.Result[0], &r2.Result[0], "the second list reuses the page")
-	rt := cachedPage(f, toolsList, tools.list, tools.perms, toolPages.of(&tools.catalogue), caller, rev20251125, 0)
+	rt := cachedPage(f, toolsList, tools.list, tools.perms, toolPages.of(&tools.catalogue), caller, nil, rev20251125, 0)
 	assert.Equal(t, `{"tools":[{"name":"t","inputSchema":{"type":"object","additionalProperties":false}}]}`, string(rt.Result))
 	assert.Equal(t, "listed 1 tool", rt.Summary)
 	reg.AddPrompts(Prompt{Name: "q", Permission: "read", Get: nopPrompt})
 	prompts = reg.promptTable()
-	r3 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, rev20251125, 0)
+	r3 := cachedPage(f, promptsList, prompts.list, prompts.perms, promptPages.of(&prompts.catalogue), caller, nil, rev20251125, 0)
 	assert.Equal(t, `{"prompts":[{"name":"p"},{"name":"q"}]}`, string(r3.Result), "a new snapshot, a new page")
 	assert.Equal(t, "listed 1 prompt", r1.Summary)
 }

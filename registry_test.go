@@ -207,7 +207,7 @@ func TestToolDefinitionsPerRevision(t *testing.T) {
 func TestAddKeepsItsOwnCopies(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	caps := []string{"sampling"}
+	caps := []mcpmw.ClientCapability{mcpmw.Capability("sampling")}
 	icons := []mcpmw.Icon{{Src: "https://example.com/t.png", Sizes: []string{"48x48"}}}
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
 	reg.AddTools(mcpmw.Tool{Name: "needs_sampling", Permission: "read", Call: noop, InputSchema: schema,
@@ -255,7 +255,7 @@ func TestAddKeepsItsOwnCopies(t *testing.T) {
 	require.Contains(t, before[1], "-32021", "the tool needs sampling")
 	require.Contains(t, before[2], `needs argument \"who\"`)
 
-	caps[0] = "roots"
+	caps[0].Path[0] = "roots" // inside the path: a clone of the list alone would share it
 	icons[0].Src, icons[0].Sizes[0] = "https://evil.example/x.png", "any"
 	schema[2] = 'X'
 	args[0].Required, args[0].Name = false, "whom"
@@ -263,7 +263,7 @@ func TestAddKeepsItsOwnCopies(t *testing.T) {
 	promptCompleters["added"] = suggest("added after registration")
 	templateCompleters["id"] = suggest("swapped")
 	looked, _ := reg.LookupTool("needs_sampling")
-	looked.RequiredClientCapabilities[0], looked.Icons[0].Sizes[0], looked.InputSchema[2] = "elicitation", "16x16", 'Y'
+	looked.RequiredClientCapabilities[0].Path[0], looked.Icons[0].Sizes[0], looked.InputSchema[2] = "elicitation", "16x16", 'Y'
 
 	assert.Equal(t, before, serveAll())
 }

@@ -29,7 +29,7 @@ func (m *resourceMethods) methods() []Method {
 	return []Method{
 		{Name: "resources/list", Capability: "resources", Handle: m.list},
 		{Name: "resources/templates/list", Capability: "resources", Handle: m.templatesList, quick: true},
-		{Name: "resources/read", Capability: "resources", Streams: true, Target: m.target, Handle: m.read},
+		{Name: "resources/read", Capability: "resources", NameParam: "uri", Streams: true, Target: m.target, Handle: m.read},
 		{Name: "resources/subscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe, quick: true},
 		{Name: "resources/unsubscribe", Capability: "resources", Revisions: legacy, Handle: m.subscribe, quick: true},
 	}
@@ -164,10 +164,10 @@ type templateRead struct {
 
 // readTargetOf is what t, a target m.target found, names.
 func readTargetOf(t *Target) readTarget {
-	if e, ok := t.found.(*resourceEntry); ok {
+	if e, ok := t.Found.(*resourceEntry); ok {
 		return readTarget{uri: e.URI, res: e}
 	}
-	return t.found.(*templateRead).read
+	return t.Found.(*templateRead).read
 }
 
 // target finds what a resources/read names, by the normal form of its
@@ -192,7 +192,7 @@ func (m *resourceMethods) target(req *Request) (*Target, *Response) {
 	vars := map[string]string{}
 	if t := tab.matchTemplate(uri, vars); t != nil {
 		tr := &templateRead{target: Target{Kind: "resource", Name: uri, Permission: t.Permission}, read: readTarget{uri: uri, tmpl: t, vars: vars}}
-		tr.target.found = tr
+		tr.target.Found = tr
 		return &tr.target, nil
 	}
 	return nil, resourceNotFound(req, uri)
@@ -219,7 +219,7 @@ func resourceNotFound(req *Request, uri string) *Response {
 // before the middleware ran; when a middleware has since rewritten the
 // request, what it names is checked here (gatedTarget).
 func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
-	t, resp := gatedTarget(ctx, req, m.target)
+	t, resp := AdmittedTarget(ctx, req, m.target)
 	if resp != nil {
 		return resp
 	}
@@ -258,7 +258,11 @@ func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 		return internalError(capEcho(uri), fmt.Errorf("resource %q: Read returned no contents and no error (return ErrResourceNotFound for a resource that does not exist)", capEcho(uri)),
 			"read failed: Read returned no contents and no error")
 	}
-	return &Response{Result: m.encodeRead(contents, uri, req.revision()), Target: capEcho(uri),
+	result, err := m.encodeRead(contents, uri, req.revision())
+	if err != nil {
+		return internalError(capEcho(uri), fmt.Errorf("resource %q: Read returned contents: %w", capEcho(uri), err), "read failed: contents whose Meta cannot be encoded")
+	}
+	return &Response{Result: result, Target: capEcho(uri),
 		Summary: "read " + strconv.Itoa(len(contents)) + " content" + plural(len(contents)), encoded: true}
 }
 
@@ -283,7 +287,7 @@ func readError(req *Request, uri string, err error) *Response {
 }
 
 // encodeRead encodes a ReadResourceResult for revision v.
-func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v revision) []byte {
+func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v revision) ([]byte, error) {
 	size := 96 + len(m.ad.serverMeta)
 	for i := range contents {
 		c := &contents[i]
@@ -294,9 +298,12 @@ func (m *resourceMethods) encodeRead(contents []ResourceContents, uri string, v 
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendContents(dst, &contents[i], uri)
+		var err error
+		if dst, err = appendContents(dst, &contents[i], uri); err != nil {
+			return nil, err
+		}
 	}
-	return closeCachedResult(append(dst, ']'), v, m.ttl.Milliseconds(), "private", m.ad.serverMeta)
+	return closeCachedResult(append(dst, ']'), v, m.ttl.Milliseconds(), "private", m.ad.serverMeta), nil
 }
 
 // subscribe answers a legacy resources/subscribe or unsubscribe with {}: a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
@@ -29,6 +30,12 @@ type Resource struct {
 	Size int64
 	// Icons are optional images for it; 2025-06-18 clients get none.
 	Icons []Icon
+	// Meta is the definition's _meta: what an extension adds to it (MCP
+	// Apps' {"ui": {"resourceUri": ...}}, say), encoded once, at
+	// registration, with encoding/json. Keys starting with
+	// "io.modelcontextprotocol/" are the protocol's; use your own prefix
+	// for your own.
+	Meta map[string]any
 	// Annotations tell a client how to use it (audience, priority, last
 	// modification).
 	Annotations *ContentAnnotations
@@ -58,6 +65,9 @@ type ResourceContents struct {
 	URI, MimeType string
 	Text          string // a text resource
 	Blob          []byte // a binary one when non-nil: sent base64 as "blob"
+	// Meta is the contents item's _meta (MCP Apps' {"ui": {"csp": ...}}
+	// on a ui:// resource, say), encoded with encoding/json at each read.
+	Meta map[string]any
 }
 
 // TextContents returns the contents of a text resource.
@@ -111,6 +121,8 @@ type ResourceTemplate struct {
 	Name, Title, Description, MimeType string
 	Icons                              []Icon
 	Annotations                        *ContentAnnotations
+	// Meta is the template's _meta, encoded once, as Resource.Meta.
+	Meta map[string]any
 	// Permission is what a caller must hold to see the template, to read
 	// any resource through it and to complete its variables. It is
 	// required. A caller without it that reads a URI the template matches
@@ -186,6 +198,34 @@ func (r *Registry) resources() *resourceTable {
 		return t
 	}
 	return emptyResourceTable
+}
+
+// LookupResource returns the resource registered under uri, in any
+// spelling of its normal form (notes://%33 finds notes://3), as it was
+// registered: for an extension that checks, at its own registration, that
+// a URI it names is served (MCP Apps' ui:// resource of a tool). A URI of
+// a template's family is not a registered resource.
+func (r *Registry) LookupResource(uri string) (Resource, bool) {
+	norm, err := normalURI(uri)
+	if err != nil {
+		return Resource{}, false
+	}
+	if e := r.resources().res.byKey[norm]; e != nil {
+		res := e.Resource
+		res.Icons = cloneIcons(res.Icons)
+		res.Meta = maps.Clone(res.Meta)
+		if a := res.Annotations; a != nil {
+			c := *a
+			c.Audience = slices.Clone(a.Audience)
+			if a.Priority != nil {
+				p := *a.Priority
+				c.Priority = &p
+			}
+			res.Annotations = &c
+		}
+		return res, true
+	}
+	return Resource{}, false
 }
 
 // hasResources reports whether the registry holds a resource or a
@@ -314,7 +354,7 @@ func prepareResource(res Resource) *resourceEntry {
 		panic(fmt.Sprintf("mcpmw: resource %q: the URI has no normal form: %v", res.URI, err))
 	}
 	e := &resourceEntry{Resource: res, norm: norm, target: Target{Kind: "resource", Name: res.URI, Permission: res.Permission}}
-	e.target.found = e
+	e.target.Found = e
 	for v := range revisionCount {
 		enc, err := appendResourceDef(nil, &res, v)
 		if err != nil {
@@ -374,7 +414,7 @@ func prepareTemplate(t ResourceTemplate) *templateEntry {
 	t.Complete = maps.Clone(t.Complete) // looked up at every completion/complete: the caller's map may change
 	e := &templateEntry{ResourceTemplate: t, tmpl: tmpl,
 		target: Target{Kind: "resource template", Name: t.URITemplate, Permission: t.Permission}}
-	e.target.found = e
+	e.target.Found = e
 	for v := range revisionCount {
 		enc, err := appendTemplateDef(nil, &t, v)
 		if err != nil {
@@ -395,7 +435,10 @@ func appendResourceDef(dst []byte, r *Resource, v revision) ([]byte, error) {
 		dst = strconv.AppendInt(dst, r.Size, 10)
 	}
 	dst, err := appendAnnotations(dst, r.Annotations)
-	return append(dst, '}'), err
+	if err != nil {
+		return dst, err
+	}
+	return appendMetaMember(append(dst, '}'), r.Meta)
 }
 
 // appendTemplateDef encodes a ResourceTemplate as revision v defines it.
@@ -404,7 +447,10 @@ func appendTemplateDef(dst []byte, t *ResourceTemplate, v revision) ([]byte, err
 	dst = jsonwire.AppendString(dst, t.URITemplate)
 	dst = appendDescriptor(dst, t.Name, t.Title, t.Description, t.MimeType, t.Icons, v)
 	dst, err := appendAnnotations(dst, t.Annotations)
-	return append(dst, '}'), err
+	if err != nil {
+		return dst, err
+	}
+	return appendMetaMember(append(dst, '}'), t.Meta)
 }
 
 // appendDescriptor appends the members resources and templates share.
@@ -426,8 +472,9 @@ func appendDescriptor(dst []byte, name, title, description, mimeType string, ico
 	return dst
 }
 
-// appendContents encodes the contents of a read of uri.
-func appendContents(dst []byte, c *ResourceContents, uri string) []byte {
+// appendContents encodes the contents of a read of uri; it fails when
+// the contents' Meta cannot be encoded.
+func appendContents(dst []byte, c *ResourceContents, uri string) ([]byte, error) {
 	if c.URI != "" {
 		uri = c.URI
 	}
@@ -444,5 +491,5 @@ func appendContents(dst []byte, c *ResourceContents, uri string) []byte {
 		dst = append(dst, `,"text":`...)
 		dst = jsonwire.AppendString(dst, c.Text)
 	}
-	return append(dst, '}')
+	return appendMetaMember(append(dst, '}'), c.Meta)
 }

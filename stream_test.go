@@ -195,7 +195,7 @@ func TestProgressWithoutATokenSendsNothing(t *testing.T) {
 func TestErrorsBeforeTheStreamKeepTheirStatus(t *testing.T) {
 	t.Parallel()
 	var reg mcpmw.Registry
-	reg.AddTools(mcpmw.Tool{Name: "needs_sampling", Description: "d", Permission: "read", RequiredClientCapabilities: []string{"sampling"},
+	reg.AddTools(mcpmw.Tool{Name: "needs_sampling", Description: "d", Permission: "read", RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("sampling")},
 		Call: func(ctx context.Context, _ mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
 			_ = mcpmw.Progress(ctx, 1, 0, "")
 			return mcpmw.TextResult("ran"), nil

@@ -17,15 +17,14 @@ import (
 // params.taskId (mirrored in Mcp-Name) and each answered for the task's
 // own caller only. tasks/list and tasks/result do not exist (-32601).
 
-// methods returns the tasks extension's methods.
-func (r *taskRunner) methods() []Method {
-	rev := []string{LatestVersion}
-	ext := map[string]any{ExtensionTasks: map[string]any{}}
-	return []Method{
-		{Name: "tasks/get", Capability: "extensions", Settings: ext, Revisions: rev, Handle: r.get, quick: true},
-		{Name: "tasks/update", Capability: "extensions", Settings: ext, Revisions: rev, Handle: r.update, quick: true},
-		{Name: "tasks/cancel", Capability: "extensions", Settings: ext, Revisions: rev, Handle: r.cancel, quick: true},
-	}
+// extension returns the tasks extension, with its methods: 2026-07-28
+// only, the one revision whose requests declare it.
+func (r *taskRunner) extension() Extension {
+	return Extension{ID: ExtensionTasks, Revisions: modernOnly, Methods: []Method{
+		{Name: "tasks/get", NameParam: "taskId", Handle: r.get},
+		{Name: "tasks/update", NameParam: "taskId", Handle: r.update},
+		{Name: "tasks/cancel", NameParam: "taskId", Handle: r.cancel},
+	}}
 }
 
 // start makes the call of e a task, when it is to be one: a 2026-07-28
@@ -37,7 +36,7 @@ func (r *taskRunner) methods() []Method {
 // once the task is stored, or why a TaskRequired tool's call cannot be a
 // task.
 func (r *taskRunner) start(ctx context.Context, req *Request, e *entry, rnd *round) *Response {
-	if r == nil || e.Task == TaskNever || !req.revision().perRequestCapabilities() || !declaresTasks(req.ClientCapabilities) {
+	if r == nil || e.Task == TaskNever || !req.revision().perRequestCapabilities() || !hasClientCapability(req.ClientCapabilities, tasksCapability) {
 		return nil
 	}
 	optional := e.Task == TaskOptional
@@ -131,8 +130,8 @@ func inputTooLarge(size, limit int) *Response {
 // the tool's permission. An unknown, expired or another caller's task
 // gets the same -32602: a caller learns nothing of tasks not its own.
 func (r *taskRunner) find(ctx context.Context, req *Request) (*Task, *Response) {
-	if !declaresTasks(req.ClientCapabilities) {
-		return nil, tasksUndeclared(req.Method + " is the tasks extension's")
+	if !hasClientCapability(req.ClientCapabilities, tasksCapability) {
+		return nil, tasksUndeclared(req.Method)
 	}
 	id, ok := req.StringParam("taskId")
 	if !ok {

@@ -459,14 +459,14 @@ type TaskObserver interface {
 // ended), on every instance, whether or not it runs tasks of its own:
 // with the memory store every task runs here, and its lease is renewed or
 // it has ended, so none is started.
-func (r *taskRunner) serve() []Method {
+func (r *taskRunner) serve() Extension {
 	func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.serving = true
 	}()
 	r.startReaper()
-	return r.methods()
+	return r.extension()
 }
 
 // served reports whether the extension is served.

@@ -23,7 +23,7 @@ type toolMethods struct {
 func (t *toolMethods) methods() []Method {
 	return []Method{
 		{Name: "tools/list", Capability: "tools", Handle: t.list, quick: true},
-		{Name: "tools/call", Capability: "tools", Streams: true, Target: t.target, Handle: t.call, arguments: t.reg.toolRedaction},
+		{Name: "tools/call", Capability: "tools", NameParam: "name", Streams: true, Target: t.target, Handle: t.call, arguments: t.reg.toolRedaction},
 	}
 }
 
@@ -42,8 +42,8 @@ func (t *toolMethods) target(req *Request) (*Target, *Response) {
 		return nil, resp
 	}
 	e := t.reg.table().byKey[name]
-	if e == nil {
-		return nil, unknownTarget("tool", name)
+	if e == nil || (e.ListedOnlyFor != nil && !req.revision().perRequestCapabilities()) {
+		return nil, UnknownTarget("tool", name) // a revision that never lists it cannot call it
 	}
 	return &e.target, nil
 }
@@ -53,11 +53,11 @@ func (t *toolMethods) target(req *Request) (*Target, *Response) {
 // when a middleware has since rewritten the request, its tool is checked
 // here (gatedTarget: the list was a courtesy; the call check is the gate).
 func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
-	target, resp := gatedTarget(ctx, req, t.target)
+	target, resp := AdmittedTarget(ctx, req, t.target)
 	if resp != nil {
 		return resp
 	}
-	e := target.found.(*entry)
+	e := target.Found.(*entry)
 	ctx, rnd, resp := t.rounds.begin(ctx, req, e.Name)
 	if resp != nil {
 		return resp
@@ -95,7 +95,7 @@ func (t *toolMethods) interrupted(ctx context.Context, req *Request, target *Tar
 // prepare runs the tool's Prepare in the call: nil when it returns nil,
 // otherwise the call's answer (its questions, or its error as Call's).
 func (t *toolMethods) prepare(ctx context.Context, req *Request, target *Target, rnd *round) *Response {
-	e := target.found.(*entry)
+	e := target.Found.(*entry)
 	err := e.Prepare(ctx, req.Caller, NewArgs(req.Param("arguments")))
 	if resp := t.interrupted(ctx, req, target, rnd, err); resp != nil {
 		return resp

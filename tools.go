@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"maps"
+	"strconv"
 	"time"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
@@ -71,13 +72,28 @@ type Tool struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld Hint
 	// Icons are optional images for the tool; 2025-06-18 clients get none.
 	Icons []Icon
-	// RequiredClientCapabilities lists client capabilities the tool cannot work
-	// without, as dotted paths into the client's capabilities object:
-	// "sampling", "elicitation.url", "roots". A 2026-07-28 request whose
+	// Meta is the definition's _meta: what an extension adds to it (MCP
+	// Apps' {"ui": {"resourceUri": ...}}, say), encoded once, at
+	// registration, with encoding/json. Keys starting with
+	// "io.modelcontextprotocol/" are the protocol's; use your own prefix
+	// for your own.
+	Meta map[string]any
+	// RequiredClientCapabilities lists client capabilities the tool cannot
+	// work without: Capability("sampling"), Capability("elicitation",
+	// "url"), Capability("roots"). A 2026-07-28 request whose
 	// clientCapabilities lack one is refused with -32021 (HTTP 400) before
 	// the tool runs. Legacy requests carry no per-request capabilities and
-	// are not checked.
-	RequiredClientCapabilities []string
+	// are not checked. (A TaskRequired tool needs the tasks extension too,
+	// without saying so here.)
+	RequiredClientCapabilities []ClientCapability
+	// ListedOnlyFor lists client capabilities without which the tool is
+	// not even offered: a 2026-07-28 request that lacks one does not see
+	// it in tools/list, and its call is refused with -32021, as for
+	// RequiredClientCapabilities; the legacy revisions, whose requests
+	// declare no capabilities, never list it, and a call of it there is a
+	// call of an unknown tool. MCP Apps' app-only tools need this: a host
+	// that does not render apps would show them to its model.
+	ListedOnlyFor []ClientCapability
 	// Timeout bounds one call of the tool, overriding Options.ToolTimeout.
 	// A task's every run has the same bound.
 	Timeout time.Duration
@@ -194,7 +210,9 @@ func (t Tool) clone() Tool {
 	t.InputSchema = bytes.Clone(t.InputSchema)
 	t.OutputSchema = bytes.Clone(t.OutputSchema)
 	t.Icons = cloneIcons(t.Icons)
-	t.RequiredClientCapabilities = slices.Clone(t.RequiredClientCapabilities)
+	t.RequiredClientCapabilities = cloneCapabilities(t.RequiredClientCapabilities)
+	t.ListedOnlyFor = cloneCapabilities(t.ListedOnlyFor)
+	t.Meta = maps.Clone(t.Meta)
 	return t
 }
 
@@ -267,15 +285,19 @@ func prepare(t Tool) *entry {
 	} else {
 		t.OutputSchema = nil
 	}
-	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
-		RequiredClientCapabilities: t.RequiredClientCapabilities, params: headerParams(t.Name, in, red)}}
-	e.target.found = e
-	e.target.needsTasks = t.Task == TaskRequired
-	if len(t.RequiredClientCapabilities) > 0 {
-		e.target.requiredData = requiredCapabilitiesData(t.Name, t.RequiredClientCapabilities)
+	needs := append(cloneCapabilities(t.ListedOnlyFor), cloneCapabilities(t.RequiredClientCapabilities)...)
+	for _, c := range needs {
+		c.check("tool " + strconv.Quote(t.Name))
 	}
+	if t.Task == TaskRequired {
+		needs = append([]ClientCapability{tasksCapability}, needs...)
+	}
+	e := &entry{Tool: t, redact: red, target: Target{Kind: "tool", Name: t.Name, Permission: t.Permission,
+		RequiredClientCapabilities: needs, params: headerParams(t.Name, in, red)}}
+	e.target.Found = e
+	e.target.requiredData = requiredCapabilitiesData(needs) // the -32021's data, encoded once
 	for v := range revisionCount {
-		e.enc[v] = appendToolDef(nil, &t, v, outObject)
+		e.enc[v] = appendMeta(appendToolDef(nil, &t, v, outObject), t.Meta, "tool "+strconv.Quote(t.Name))
 	}
 	return e
 }

@@ -240,7 +240,7 @@ func noteDelete(store notes, notify mcpmw.Notifier) mcpmw.Tool {
 		Destructive:                mcpmw.HintYes,
 		Idempotent:                 mcpmw.HintYes,
 		OpenWorld:                  mcpmw.HintNo,
-		RequiredClientCapabilities: []string{"elicitation"},
+		RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("elicitation")},
 		InputSchema:                json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer","description":"The note's id, as notes_list shows it."}},"required":["id"],"additionalProperties":false}`),
 		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
 			s := sessionOf(c)
@@ -276,7 +276,7 @@ func noteDelete(store notes, notify mcpmw.Notifier) mcpmw.Tool {
 			// question by sending an answer with its first call. (On the
 			// legacy revisions, where ClientSupports reports false, Ask
 			// itself asked on the call's event stream.)
-			if mcpmw.ClientSupports(ctx, "elicitation") && string(asked) != string(askedState(id)) {
+			if mcpmw.ClientSupports(ctx, mcpmw.Capability("elicitation")) && string(asked) != string(askedState(id)) {
 				return mcpmw.ErrorResult("note %d: a confirmation came that this server did not ask for (no requestState); call note_delete again without inputResponses", id), nil
 			}
 			if ok, err := store.remove(ctx, s.tenant, id); err != nil || !ok { // !ok: deleted by someone else since the question

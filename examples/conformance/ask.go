@@ -166,7 +166,7 @@ func askTools() []mcpmw.Tool {
 		}),
 		askTool("test_input_required_result_capabilities", "Asks only for what the client supports: elicitation if it can, else sampling.", func(ctx context.Context) (string, error) {
 			req, key := mcpmw.Sample("What is the capital of France?", 100), "capital"
-			if mcpmw.ClientSupports(ctx, "elicitation") {
+			if mcpmw.ClientSupports(ctx, mcpmw.Capability("elicitation")) {
 				req, key = mcpmw.ElicitForm("What is your name?", nameForm), "user_name"
 			}
 			if _, err := mcpmw.Ask(ctx, key, req); err != nil {

@@ -113,7 +113,7 @@ func tools() []mcpmw.Tool {
 		},
 		{
 			Name: "test_missing_capability", Description: "Requires the client's sampling capability: a 2026-07-28 request without it is refused with -32021 before the tool runs.", Permission: testCap, ReadOnly: mcpmw.HintYes,
-			RequiredClientCapabilities: []string{"sampling"},
+			RequiredClientCapabilities: []mcpmw.ClientCapability{mcpmw.Capability("sampling")},
 			Call: func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
 				return mcpmw.TextResult("The client declared the sampling capability."), nil
 			},
