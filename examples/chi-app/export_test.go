@@ -425,7 +425,9 @@ func TestNotesExportRedis(t *testing.T) {
 	c := testConfig()
 	c.exportDelay = delay
 	var err error
-	c.redis, err = redisenv.FromEnv(func(k string) string { return map[string]string{"REDIS_URL": "redis://" + srv.Addr + "/0", "REDIS_TIMEOUT": busyRedisTimeout}[k] })
+	c.redis, err = redisenv.FromEnv(func(k string) string {
+		return map[string]string{"REDIS_URL": "redis://" + srv.Addr + "/0", "REDIS_TIMEOUT": busyRedisTimeout}[k]
+	})
 	require.NoError(t, err)
 	s := serveConfig(t, c, false)
 	c.exportDelay = 4 * patience // well past the answer of an outage, which takes notesTimeout

@@ -1451,7 +1451,9 @@ func TestStateKeyFromEnv(t *testing.T) {
 func TestBackendsRateLimit(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t) // skips without redis-server
-	withRedis, err := redisenv.FromEnv(func(k string) string { return map[string]string{"REDIS_URL": "redis://" + srv.Addr + "/0", "REDIS_TIMEOUT": busyRedisTimeout}[k] })
+	withRedis, err := redisenv.FromEnv(func(k string) string {
+		return map[string]string{"REDIS_URL": "redis://" + srv.Addr + "/0", "REDIS_TIMEOUT": busyRedisTimeout}[k]
+	})
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
