@@ -239,6 +239,9 @@ for mod in $(printf '%s\n' "${!changed[@]}" | sort); do
   )
   copyModule "$mod" "$copy"
   absoluteReplaces "$copy" "$repo/$mod"
+  # Files new since the fork are untracked in the copy, and `git diff HEAD`
+  # leaves untracked files out: marked as intended, they are all added lines.
+  git -C "$copy" add --intent-to-add .
   diffbase=HEAD
   unleash "$mod" "$copy" "$@"
 done
