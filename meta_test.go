@@ -84,3 +84,19 @@ func TestMetaThatCannotBeEncoded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &a))
 	assert.Equal(t, "Internal error", a.Error.Message, "the reason is logged, not sent")
 }
+
+func TestLookupResourceReturnsACopy(t *testing.T) {
+	t.Parallel()
+	prio := 0.5
+	var reg mcpmw.Registry
+	reg.AddResources(mcpmw.Resource{URI: "x://y", Name: "y", Permission: "read", Meta: map[string]any{"k": "v"},
+		Annotations: &mcpmw.ContentAnnotations{Audience: []string{"user"}, Priority: &prio},
+		Read:        func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) { return nil, nil }})
+	got, ok := reg.LookupResource("x://y")
+	require.True(t, ok)
+	got.Meta["k"], got.Annotations.Audience[0], *got.Annotations.Priority = "changed", "assistant", 1
+	again, _ := reg.LookupResource("x://y")
+	assert.Equal(t, "v", again.Meta["k"])
+	assert.Equal(t, []string{"user"}, again.Annotations.Audience)
+	assert.Equal(t, 0.5, *again.Annotations.Priority, "what was registered stays as registered")
+}
