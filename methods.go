@@ -3,7 +3,6 @@ package mcpmw
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -393,27 +392,12 @@ func admitTarget(req *Request, rt route, resourceMetadata string) (*Target, *ans
 	}
 	target := rt.target
 	if !req.Caller.Can(target.Permission) {
-		return nil, deniedAnswer(target, resourceMetadata)
+		return nil, deniedAnswer(req.Caller, target, resourceMetadata)
 	}
 	if a := checkParamHeaders(target, req); a != nil {
 		return nil, a
 	}
 	return target, checkClientCapabilities(target, req)
-}
-
-// deniedAnswer is the 403 to a caller without the target's permission,
-// with an OAuth insufficient_scope challenge (RFC 6750 §3.1) naming the
-// permission as the scope that would do, and the resource metadata when
-// there is some.
-func deniedAnswer(t *Target, resourceMetadata string) *answer {
-	challenge := `Bearer error="insufficient_scope"`
-	if validScope(string(t.Permission)) {
-		challenge += `, scope="` + string(t.Permission) + `"`
-	}
-	if resourceMetadata != "" {
-		challenge += `, resource_metadata=` + quoteParam(resourceMetadata)
-	}
-	return &answer{status: http.StatusForbidden, header: http.Header{"Www-Authenticate": {challenge}}, resp: deniedResponse(t)}
 }
 
 // deniedResponse is the JSON-RPC side of a denial. It names the target's
@@ -427,22 +411,6 @@ func deniedResponse(t *Target) *Response {
 		Target:  name,
 		Summary: "caller lacks permission " + capEcho(string(t.Permission)),
 	}
-}
-
-// quoteParam quotes s as an auth-param value (RFC 9110 §11.2
-// quoted-string): backslashes and double quotes escaped.
-func quoteParam(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
-// validScope reports whether s can go in a scope="..." parameter (RFC 6750).
-func validScope(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // mcpCapability names the server capability an MCP method belongs to, for
