@@ -68,7 +68,7 @@ func (h *Handler) answerTo(req *Request, m *Method, resp *Response) answer {
 	case resp.unavailable && resp.Error != nil:
 		a.status, a.header = http.StatusServiceUnavailable, http.Header{"Retry-After": {"1"}}
 	case resp.Outcome == OutcomeDenied && resp.Error != nil:
-		a.status, a.header = http.StatusForbidden, http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope"`}}
+		a.status, a.header = http.StatusForbidden, http.Header{"Www-Authenticate": {insufficientScope(req.Caller, resp.denied, h.metadata)}}
 	case resp.Error == nil && !resp.encoded && (jsonwire.KindOf(resp.Result) != jsonwire.KindObject || !json.Valid(resp.Result)):
 		a.resp = internalError(resp.Target, fmt.Errorf("the Response to %q has a Result that is not a JSON object", req.Method), "")
 	case resp.Error == nil && m != nil && m.sessionID && h.sessionIDs:

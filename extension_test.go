@@ -121,3 +121,18 @@ func TestExtensionSetupMistakesPanic(t *testing.T) {
 		})
 	}
 }
+
+func TestDeniedAnswersAsTheGateDoes(t *testing.T) {
+	t.Parallel()
+	target := &mcpmw.Target{Kind: "thing", Name: "vault", Permission: "things:admin"}
+	h := mcpmw.New(nil, tokenAuthn, &spy{}, &mcpmw.Options{ResourceMetadata: "https://api.example.com/.well-known/oauth-protected-resource",
+		Extensions: []mcpmw.Extension{{ID: "com.example/things", Methods: []mcpmw.Method{{Name: "things/open",
+			Handle: func(context.Context, *mcpmw.Request) *mcpmw.Response { return mcpmw.Denied(target) }}}}}})
+	t.Cleanup(h.Close)
+	w := serve(h, modern("1", "things/open", ""))
+	assert.Equal(t, 403, w.Code, w.Body.String())
+	assert.Equal(t, `Bearer error="insufficient_scope", scope="things:admin", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource"`, w.Header().Get("WWW-Authenticate"))
+	a := decode(t, w)
+	require.NotNil(t, a.Error)
+	assert.Equal(t, `Forbidden: the caller may not use thing "vault"`, a.Error.Message)
+}

@@ -27,8 +27,8 @@ type Handler struct {
 	checkHost  bool
 	logLevel   LogLevel // legacy threshold for Log; "" when logging is off
 	maxBody    int64
-	challenge  string // for 401
-	metadata   string // Options.ResourceMetadata, for 403
+	challenge  endpointChallenge
+	metadata   string // Options.ResourceMetadata, in every challenge
 	sessionIDs bool
 	endpoint   string // Options.Endpoint
 	logger     *slog.Logger
@@ -75,7 +75,7 @@ func New(reg *Registry, authn Authenticator, auditor Auditor, opts *Options) *Ha
 		checkHost:  o.CheckHost,
 		logLevel:   o.ClientLogLevel,
 		maxBody:    o.MaxBodyBytes,
-		challenge:  o.Challenge,
+		challenge:  newEndpointChallenge(o.Challenge, o.ResourceMetadata),
 		metadata:   o.ResourceMetadata,
 		sessionIDs: o.LegacySessionIDs,
 		endpoint:   o.Endpoint,
@@ -197,19 +197,13 @@ func withDefaults(opts *Options) Options {
 }
 
 // defaultIdentity sets what the endpoint says of itself: its name and
-// version, and its authentication challenge.
+// version. (Its authentication challenge is challenge.go's.)
 func defaultIdentity(o *Options) {
 	if o.Server.Name == "" {
 		o.Server.Name = "mcp-server"
 	}
 	if o.Server.Version == "" {
 		o.Server.Version = "0.0.0"
-	}
-	if o.Challenge == "" {
-		o.Challenge = "Bearer"
-		if o.ResourceMetadata != "" {
-			o.Challenge += ` resource_metadata=` + quoteParam(o.ResourceMetadata)
-		}
 	}
 }
 
@@ -509,35 +503,4 @@ func (h *Handler) authenticate(r *http.Request) (Caller, error) {
 		err = errors.New("authenticator returned neither a caller nor an error")
 	}
 	return caller, err
-}
-
-// withAuthParam adds an auth-param to a challenge: after the scheme, or
-// after the parameters it already has.
-func withAuthParam(challenge, param string) string {
-	if strings.ContainsRune(challenge, ' ') {
-		return challenge + ", " + param
-	}
-	return challenge + " " + param
-}
-
-// authFailure is the answer to a failed authentication: 401 with a
-// challenge unless the error carries another status.
-func (h *Handler) authFailure(err error) *answer {
-	st := authStatus(err)
-	var a *answer
-	switch st {
-	case http.StatusUnauthorized:
-		a = refusal(st, CodeInvalidRequest, "Unauthorized: send valid credentials in the Authorization header")
-		challenge := h.challenge
-		if errors.Is(err, ErrInvalidToken) {
-			challenge = withAuthParam(challenge, `error="invalid_token"`)
-		}
-		a.header = http.Header{"Www-Authenticate": {challenge}}
-	case http.StatusForbidden:
-		a = refusal(st, CodeInvalidRequest, "Forbidden: these credentials may not use this endpoint")
-	default:
-		a = refusal(st, CodeInvalidRequest, http.StatusText(st))
-	}
-	a.resp.Outcome, a.resp.Summary = OutcomeDenied, "authentication failed"
-	return a
 }

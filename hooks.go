@@ -50,6 +50,17 @@ type Permission string
 // every request); a Caller without CallerID, or with an empty one, cannot
 // cancel its calls from another request.
 //
+// A Caller may also have a method
+//
+//	TokenScheme() string
+//
+// naming the authentication scheme its credentials came with, such as
+// "DPoP" for a DPoP-bound access token (RFC 9449). When the caller is
+// denied a permission, the 403's insufficient_scope challenge is in that
+// scheme, so that the client asks for a token it will present the same
+// way; without the method (or when it returns something that is no
+// scheme name), it is Bearer.
+//
 // Can (and InAudience, for an AudienceMember) must be safe to call from
 // several goroutines at once: while a subscriptions/listen stream is open,
 // each published event asks its caller on the goroutine delivering the
@@ -69,9 +80,12 @@ type Caller interface {
 // Authenticate returns a non-nil Caller, or an error. An error becomes an
 // HTTP 401 response with a WWW-Authenticate challenge unless it carries
 // another status: wrap ErrForbidden for 403 or ErrTooManyRequests for 429,
-// or return an error with an HTTPStatus() int method. The error's text is
-// recorded in the audit record but never sent to the client. A nil Caller
-// with a nil error is treated as a failed authentication (fail closed).
+// or return an error with an HTTPStatus() int method. An error with a
+// Challenges() []Challenge method chooses its own challenges (an
+// error_description, a second scheme, a 400 invalid_request: see
+// Challenge). The error's text is recorded in the audit record but never
+// sent to the client. A nil Caller with a nil error is treated as a failed
+// authentication (fail closed).
 type Authenticator interface {
 	Authenticate(r *http.Request) (Caller, error)
 }
@@ -99,21 +113,6 @@ var (
 	ErrForbidden       = errors.New("mcpmw: forbidden")         // 403
 	ErrTooManyRequests = errors.New("mcpmw: too many requests") // 429
 )
-
-// authStatus returns the HTTP status for an authentication failure.
-func authStatus(err error) int {
-	var hs interface{ HTTPStatus() int }
-	switch {
-	case errors.As(err, &hs) && hs.HTTPStatus() >= 400 && hs.HTTPStatus() <= 599:
-		return hs.HTTPStatus()
-	case errors.Is(err, ErrForbidden):
-		return http.StatusForbidden
-	case errors.Is(err, ErrTooManyRequests):
-		return http.StatusTooManyRequests
-	default:
-		return http.StatusUnauthorized
-	}
-}
 
 // A RateLimiter decides, before anything else is done with a request, whether
 // the client has sent too many. It runs first in the pipeline; a request it

@@ -3,7 +3,6 @@ package mcpmw
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"strconv"
@@ -468,7 +467,7 @@ func AdmittedTarget(ctx context.Context, req *Request, find func(*Request) (*Tar
 		return nil, resp
 	}
 	if !req.Caller.Can(t.Permission) {
-		return nil, deniedResponse(t)
+		return nil, Denied(t)
 	}
 	if resp := clientCapabilityError(t, req); resp != nil {
 		return nil, resp
@@ -519,7 +518,7 @@ func admitTarget(req *Request, rt route, resourceMetadata string) (*Target, *ans
 	}
 	target := rt.target
 	if !req.Caller.Can(target.Permission) {
-		return nil, deniedAnswer(target, resourceMetadata)
+		return nil, deniedAnswer(req.Caller, target, resourceMetadata)
 	}
 	if a := checkParamHeaders(target, req); a != nil {
 		return nil, a
@@ -527,48 +526,23 @@ func admitTarget(req *Request, rt route, resourceMetadata string) (*Target, *ans
 	return target, checkClientCapabilities(target, req)
 }
 
-// deniedAnswer is the 403 to a caller without the target's permission,
-// with an OAuth insufficient_scope challenge (RFC 6750 §3.1) naming the
-// permission as the scope that would do, and the resource metadata when
-// there is some.
-func deniedAnswer(t *Target, resourceMetadata string) *answer {
-	challenge := `Bearer error="insufficient_scope"`
-	if validScope(string(t.Permission)) {
-		challenge += `, scope="` + string(t.Permission) + `"`
-	}
-	if resourceMetadata != "" {
-		challenge += `, resource_metadata=` + quoteParam(resourceMetadata)
-	}
-	return &answer{status: http.StatusForbidden, header: http.Header{"Www-Authenticate": {challenge}}, resp: deniedResponse(t)}
-}
-
-// deniedResponse is the JSON-RPC side of a denial. It names the target's
-// kind and name, capped (a URI under a template is the client's), and
-// nothing else about it.
-func deniedResponse(t *Target) *Response {
-	name := capEcho(t.Name)
+// Denied is the answer to a caller without the permission target needs,
+// exactly as the gate answers it: HTTP 403 with an insufficient_scope
+// challenge in the scheme of the caller's token, naming the permission as
+// the scope that would do (which drives a client's step-up
+// authorisation) and the resource metadata when the Handler has some;
+// and a JSON-RPC error naming only the target's kind and name, capped,
+// never its arguments, schema or contents. A method that checks a
+// permission itself, beyond its Target's, answers with it.
+func Denied(target *Target) *Response {
+	name := capEcho(target.Name)
 	return &Response{
-		Error:   &Error{Code: CodeInvalidParams, Message: "Forbidden: the caller may not use " + t.kind() + " " + strconv.Quote(name)},
+		Error:   &Error{Code: CodeInvalidParams, Message: "Forbidden: the caller may not use " + target.kind() + " " + strconv.Quote(name)},
 		Outcome: OutcomeDenied,
 		Target:  name,
-		Summary: "caller lacks permission " + capEcho(string(t.Permission)),
+		Summary: "caller lacks permission " + capEcho(string(target.Permission)),
+		denied:  target.Permission,
 	}
-}
-
-// quoteParam quotes s as an auth-param value (RFC 9110 §11.2
-// quoted-string): backslashes and double quotes escaped.
-func quoteParam(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
-// validScope reports whether s can go in a scope="..." parameter (RFC 6750).
-func validScope(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 func methodNotFound(req *Request, why string) *Response {

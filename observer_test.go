@@ -148,7 +148,7 @@ func TestResourceMetadataInChallenges(t *testing.T) {
 		opts *mcpmw.Options
 		want string
 	}{
-		{&mcpmw.Options{ResourceMetadata: url}, `Bearer resource_metadata="` + url + `", error="invalid_token"`},
+		{&mcpmw.Options{ResourceMetadata: url}, `Bearer error="invalid_token", resource_metadata="` + url + `"`},
 		{nil, `Bearer error="invalid_token"`},
 	} {
 		w = httptest.NewRecorder()

@@ -58,14 +58,15 @@ type Options struct {
 	RateLimit RateLimiter
 	// Challenge is the WWW-Authenticate value sent with 401 responses. Empty
 	// means "Bearer", with the resource_metadata of ResourceMetadata when
-	// that is set.
+	// that is set. An Authenticator's error that carries its own
+	// challenges (see Challenge) replaces it.
 	Challenge string
 	// ResourceMetadata is the URL of the endpoint's OAuth 2.0 Protected
 	// Resource Metadata (RFC 9728), where a client learns which
 	// authorization server issues tokens for it (see the oauthmeta
 	// package). When set, the 401 challenge (unless Challenge says
-	// otherwise) and the 403 insufficient_scope challenge name it as
-	// resource_metadata.
+	// otherwise), every challenge an Authenticator's error carries and
+	// the 403 insufficient_scope challenge name it as resource_metadata.
 	ResourceMetadata string
 
 	// Methods are the application's own methods, served beside the

@@ -49,6 +49,9 @@ type Response struct {
 	// unavailable marks an error of something unavailable for now (the
 	// task store during an outage): 503 with Retry-After.
 	unavailable bool
+	// denied is the permission a denial (Denied) names as the scope of
+	// its 403's insufficient_scope challenge.
+	denied Permission
 }
 
 // ResultResponse returns a Response whose result is v encoded as JSON (a

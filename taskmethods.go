@@ -151,7 +151,7 @@ func (r *taskRunner) find(ctx context.Context, req *Request) (*Task, *Response) 
 		return nil, taskNotFound(id, "another endpoint's task")
 	}
 	if !req.Caller.Can(t.Permission) {
-		resp := deniedResponse(&Target{Kind: "tool", Name: t.Tool, Permission: t.Permission})
+		resp := Denied(&Target{Kind: "tool", Name: t.Tool, Permission: t.Permission})
 		resp.Target = t.ID
 		return nil, resp
 	}

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/echo"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 )
@@ -31,11 +31,6 @@ const (
 // other stands for a value outside the known set, as in the semantic
 // conventions (http.request.method, rpc.method).
 const other = "_OTHER"
-
-// maxValue caps the strings that reach a span uncapped by the handler:
-// the client address, which Options.ClientIP may take from a header, and
-// what Serve reads from the request itself (see startAttributes).
-const maxValue = 100
 
 // taskMethods are the methods of the tasks extension (SEP-2663), each
 // naming a task by params.taskId.
@@ -110,37 +105,20 @@ type started struct {
 // as the record caps it, and the span starts with what Done gives it; the
 // task id is the client's too, capped the same way.
 func startAttributes(req *mcpmw.Request) started {
-	s := started{method: capClient(method(req.Method, !req.IsNotification()))}
+	s := started{method: echo.Cap(method(req.Method, !req.IsNotification()))}
 	s.list = append(s.list, semconv.McpMethodNameKey.String(s.method))
 	if req.Method == "tools/call" {
 		s.tool, _ = req.StringParam("name")
-		s.tool = capClient(s.tool)
+		s.tool = echo.Cap(s.tool)
 		s.list = append(s.list, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(s.tool))
 	}
 	if taskMethods[req.Method] {
 		if id, ok := req.StringParam("taskId"); ok {
-			s.list = append(s.list, TaskIDKey.String(capClient(id)))
+			s.list = append(s.list, TaskIDKey.String(echo.Cap(id)))
 		}
 	}
 	if req.Version != "" {
-		s.list = append(s.list, semconv.McpProtocolVersion(capClient(req.Version)))
-	}
-	return s
-}
-
-// capClient caps a client value as the handler caps those of a
-// CallRecord: maxValue runes and an ellipsis, invalid UTF-8 replaced.
-func capClient(s string) string {
-	if len(s) <= maxValue && utf8.ValidString(s) {
-		return s
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	n := 0
-	for i := range s {
-		if n == maxValue {
-			return s[:i] + "…"
-		}
-		n++
+		s.list = append(s.list, semconv.McpProtocolVersion(echo.Cap(req.Version)))
 	}
 	return s
 }
@@ -196,8 +174,8 @@ func recordAttributes(rec mcpmw.CallRecord, s *served) recorded {
 		both(semconv.RPCResponseStatusCode(strconv.Itoa(rec.ErrorCode)))
 	}
 	both(semconv.HTTPResponseStatusCode(rec.Status), OutcomeKey.String(string(rec.Outcome)))
-	if rec.ClientIP != "" {
-		r.span = append(r.span, semconv.ClientAddress(capClient(rec.ClientIP)))
+	if rec.ClientIP != "" { // Options.ClientIP may take it from a header, uncapped: capped here as the handler caps a client's value
+		r.span = append(r.span, semconv.ClientAddress(echo.Cap(rec.ClientIP)))
 	}
 	return r
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/echo"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
@@ -107,7 +108,7 @@ func (o *Observer) EndTask(ctx context.Context, rec mcpmw.CallRecord) {
 // taskSpanName is the name of a task run's span: the GenAI conventions'
 // name of a tool's execution, the tool capped as every span-start value.
 func taskSpanName(tool string) string {
-	return "execute_tool " + capClient(tool)
+	return "execute_tool " + echo.Cap(tool)
 }
 
 // taskStartAttributes are the attributes a task run's span starts with,
@@ -116,7 +117,7 @@ func taskSpanName(tool string) string {
 // any code).
 func taskStartAttributes(tool, id string) []attribute.KeyValue {
 	return []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool,
-		semconv.GenAIToolName(capClient(tool)), TaskIDKey.String(capClient(id))}
+		semconv.GenAIToolName(echo.Cap(tool)), TaskIDKey.String(echo.Cap(id))}
 }
 
 // taskEndAttributes are the attributes of a task run's end, on its span
@@ -126,7 +127,7 @@ func taskStartAttributes(tool, id string) []attribute.KeyValue {
 func taskEndAttributes(rec mcpmw.CallRecord) []attribute.KeyValue {
 	status := taskStatus(rec.Summary)
 	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(capClient(rec.Tool)),
+	attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(echo.Cap(rec.Tool)),
 		OutcomeKey.String(string(rec.Outcome)))
 	if status != "" {
 		attrs = append(attrs, TaskStatusKey.String(string(status)))

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcpmw/mcpmw/internal/echo"
 	"github.com/mcpmw/mcpmw/internal/schemawalk"
 )
 
@@ -170,7 +171,7 @@ func keywordProblem(d dialect, k string, v any, err error) string {
 }
 
 // quoteValue shows a schema's own value in a message, capped.
-func quoteValue(v any) string { return capText(compactJSON(v)) }
+func quoteValue(v any) string { return echo.Cap(compactJSON(v)) }
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/echo"
 )
 
 // jsonschema-go reports a failure as a chain of the schema paths it went
@@ -207,7 +207,7 @@ func (v *validator) firstUnknown(path string, s *jsonschema.Schema, cur any) (st
 func unknownProblem(s *jsonschema.Schema, name string) string {
 	for p := range s.Properties {
 		if strings.EqualFold(p, name) {
-			return "is not an argument name: names are case-sensitive (the tool reads " + strconv.Quote(capText(p)) + ")"
+			return "is not an argument name: names are case-sensitive (the tool reads " + strconv.Quote(echo.Cap(p)) + ")"
 		}
 	}
 	return "is not allowed: the schema has no such member"
@@ -303,11 +303,11 @@ func problem(kw string, s *jsonschema.Schema, cur any) string {
 	case kw == "maxLength" && s.MaxLength != nil:
 		return "must be at most " + count(s.MaxLength, "character", "characters") + " long"
 	case kw == "pattern":
-		return "must match the pattern " + strconv.Quote(capText(s.Pattern))
+		return "must match the pattern " + strconv.Quote(echo.Cap(s.Pattern))
 	case kw == "enum":
-		return "must be one of " + capText(compactJSON(s.Enum))
+		return "must be one of " + echo.Cap(compactJSON(s.Enum))
 	case kw == "const" && s.Const != nil:
-		return "must be " + capText(compactJSON(*s.Const))
+		return "must be " + echo.Cap(compactJSON(*s.Const))
 	case kw == "minItems" && s.MinItems != nil:
 		return "must have at least " + count(s.MinItems, "item", "items")
 	case kw == "maxItems" && s.MaxItems != nil:
@@ -368,23 +368,4 @@ func compactJSON(v any) string {
 		return "?"
 	}
 	return string(b)
-}
-
-// maxEcho is mcpmw's cap on client values quoted in messages (echo.go);
-// capText applies it to schema text, which can be long too.
-const maxEcho = 100
-
-func capText(s string) string {
-	if utf8.RuneCountInString(s) <= maxEcho && utf8.ValidString(s) {
-		return s
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	n := 0
-	for i := range s {
-		if n == maxEcho {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }

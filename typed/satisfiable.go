@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpmw/mcpmw/internal/echo"
 	"github.com/mcpmw/mcpmw/internal/schemawalk"
 )
 
@@ -117,9 +118,9 @@ func forbiddenRequired(s map[string]any) (string, string) {
 		ps, named := props[name]
 		switch {
 		case named && ps == false:
-			return "/required", strconv.Quote(capText(name)) + " is required, but its schema in properties is false: no value is allowed"
+			return "/required", strconv.Quote(echo.Cap(name)) + " is required, but its schema in properties is false: no value is allowed"
 		case !named && closed && !slices.ContainsFunc(patterns, func(re *regexp.Regexp) bool { return re.MatchString(name) }):
-			return "/required", strconv.Quote(capText(name)) + " is required, but additionalProperties is false and properties does not name it"
+			return "/required", strconv.Quote(echo.Cap(name)) + " is required, but additionalProperties is false and properties does not name it"
 		}
 	}
 	return "", ""

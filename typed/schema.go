@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcpmw/mcpmw/internal/echo"
 )
 
 // maxSubschemas bounds the size of a schema with every $ref expanded in
@@ -56,7 +57,7 @@ func compile(tool, field string, raw json.RawMessage, wantObject bool) *validato
 	declared, _ := top["$schema"].(string)
 	d, ok := dialectOf(declared)
 	if !ok {
-		fail("$schema %q is not supported: use 2020-12 (or leave $schema out)", capText(fmt.Sprint(top["$schema"])))
+		fail("$schema %q is not supported: use 2020-12 (or leave $schema out)", echo.Cap(fmt.Sprint(top["$schema"])))
 	}
 	if ptr, problem, bad := metaProblem(d, doc); bad {
 		fail("%s: %s", pointerName(ptr), problem)

@@ -295,7 +295,7 @@ func TestRefusedTokens(t *testing.T) {
 			assert.Contains(t, recs[0]["auth_error"], tt.reason)
 			want := `Bearer resource_metadata="` + a.metadata + `"`
 			if authErr, _ := recs[0]["auth_error"].(string); strings.HasPrefix(authErr, "access token refused") {
-				want += `, error="invalid_token"` // a token was read and refused: get a new one
+				want = `Bearer error="invalid_token", resource_metadata="` + a.metadata + `"` // a token was read and refused: get a new one
 			}
 			assert.Equal(t, want, resp.Header.Get("WWW-Authenticate"))
 			if strings.HasPrefix(recs[0]["auth_error"].(string), "access token refused") {

@@ -1,11 +1,13 @@
-// Package urisyntax holds the byte-level syntax of URIs (RFC 3986) that
-// the root package's normal form of a URI (uri.go: normalURI) and the
-// literals of URI templates (internal/uritemplate) are both built from:
+// Package urisyntax holds the byte-level syntax of URIs (RFC 3986) and the
+// normal form of a resource URI built from it (Normal): what the root
+// package compares every resource URI in (uri.go: normalURI), what the
+// literals of URI templates (internal/uritemplate) are put in, and what any
+// other package of this module that looks a resource URI up must use:
 // the character classes, hex digits, percent-encoding and its
-// normalisation, the scheme. Both comparing in one normal form is what
-// lets a template match a URI byte for byte; keeping the bytes of that form
-// in one package, below both, is what keeps it one. It uses nothing from
-// the root package.
+// normalisation, the scheme, dot-segments. Both comparing in one normal
+// form is what lets a template match a URI byte for byte; keeping that form
+// in one package, below all of them, is what keeps it one. It uses nothing
+// from the root package.
 package urisyntax
 
 import (

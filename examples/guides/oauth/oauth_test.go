@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -77,4 +79,62 @@ func TestProtectedResourceMetadata(t *testing.T) {
 	assert.Contains(t, e.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`)
 	assert.Contains(t, e.Header.Get("WWW-Authenticate"), `scope="write"`)
 	assert.Contains(t, e.Header.Get("WWW-Authenticate"), metaURL)
+}
+
+// !+challenges
+// tokenError is the Authenticator's refusal of a token it read: its reason
+// goes to the audit record only; its challenge tells the client why, in
+// the scheme the token came with.
+type tokenError struct {
+	reason string // audited, never sent
+	scheme string // "Bearer" or "DPoP"
+	about  string // error_description: sent, so nothing secret
+}
+
+func (e *tokenError) Error() string { return e.reason }
+
+// Challenges makes the 401 an invalid_token (RFC 6750 §3.1); an
+// invalid_request would make it a 400.
+func (e *tokenError) Challenges() []mcpmw.Challenge {
+	return []mcpmw.Challenge{{Scheme: e.scheme, Error: "invalid_token", Description: e.about}}
+}
+
+// session is the Caller. TokenScheme makes the 403 of a caller with a
+// DPoP-bound token a DPoP challenge, so that it steps up with one.
+type session struct {
+	scopes []mcpmw.Permission
+	scheme string
+}
+
+func (s *session) Can(p mcpmw.Permission) bool { return slices.Contains(s.scopes, p) }
+func (s *session) TokenScheme() string         { return s.scheme }
+
+// !-challenges
+
+func TestChallenges(t *testing.T) {
+	purge := mcpmw.Tool{Name: "purge", Permission: "write",
+		Call: func(ctx context.Context, c mcpmw.Caller, args *mcpmw.Args) (mcpmw.ToolResult, error) {
+			return mcpmw.TextResult("purged"), nil
+		}}
+	authn := mcpmw.AuthenticatorFunc(func(r *http.Request) (mcpmw.Caller, error) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if token != "reader-token" {
+			return nil, &tokenError{reason: "token " + token + " expired an hour ago", scheme: scheme, about: "The access token expired"}
+		}
+		return &session{scopes: []mcpmw.Permission{"read"}, scheme: scheme}, nil
+	})
+	srv := httptest.NewServer(router(authn, mcpmwtest.NewRecorder(), purge))
+	defer srv.Close()
+	const metaURL = `resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"`
+
+	var e *mcpmwtest.Error
+	_, err := mcpmwtest.NewClient(srv.URL+"/mcp", mcpmwtest.Bearer("old-token")).ListTools(t.Context())
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusUnauthorized, e.Status)
+	assert.Equal(t, `Bearer error="invalid_token", error_description="The access token expired", `+metaURL, e.Header.Get("WWW-Authenticate"))
+
+	_, err = mcpmwtest.NewClient(srv.URL+"/mcp", mcpmwtest.Header("Authorization", "DPoP reader-token")).CallTool(t.Context(), "purge", nil)
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusForbidden, e.Status)
+	assert.Equal(t, `DPoP error="insufficient_scope", scope="write", `+metaURL, e.Header.Get("WWW-Authenticate"))
 }

@@ -1,4 +1,4 @@
-package mcpmw
+package urisyntax
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 
 // Every spelling of a URI has the one normal form every lookup and match
 // compares; a string with none is refused, saying why.
-func TestNormalURI(t *testing.T) {
+func TestNormal(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ in, want, err string }{
 		{in: "docs://plan", want: "docs://plan"},
@@ -45,7 +45,7 @@ func TestNormalURI(t *testing.T) {
 		{in: "x:a/./b", err: "'.' segment"},
 		{in: "../plan", err: "'..' segment"}, // without a scheme too
 	} {
-		got, err := normalURI(tt.in)
+		got, err := Normal(tt.in)
 		if tt.err != "" {
 			if assert.Error(t, err, tt.in) {
 				assert.Contains(t, err.Error(), tt.err, tt.in)
@@ -54,16 +54,16 @@ func TestNormalURI(t *testing.T) {
 		}
 		if assert.NoError(t, err, tt.in) {
 			assert.Equal(t, tt.want, got, tt.in)
-			again, _ := normalURI(got)
+			again, _ := Normal(got)
 			assert.Equal(t, got, again, "the normal form of %q is its own", tt.in)
 		}
 	}
 }
 
 // A URI already in normal form, the usual case, costs no allocation.
-func TestNormalURIOfANormalURIDoesNotAllocate(t *testing.T) {
+func TestNormalOfANormalURIDoesNotAllocate(t *testing.T) {
 	uri := "file:///srv/docs/a%2Fb%C3%A9?q=1#f"
-	if allocs := testing.AllocsPerRun(100, func() { _, _ = normalURI(uri) }); allocs != 0 {
-		t.Errorf("normalURI of a normal URI allocates %v times", allocs)
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = Normal(uri) }); allocs != 0 {
+		t.Errorf("Normal of a normal URI allocates %v times", allocs)
 	}
 }
