@@ -23,7 +23,7 @@ var emptyObject = []byte("{}")
 func builtinMethods(ad *advertisement, logging bool, calls runningCalls) []Method {
 	ms := []Method{
 		{Name: "server/discover", Revisions: modernOnly, Handle: ad.answerDiscover, quick: true},
-		{Name: "initialize", Revisions: legacyOnly, Handle: ad.answerInitialize, quick: true, sessionID: true},
+		{Name: handshakeMethod, Revisions: legacyOnly, Handle: ad.answerInitialize, quick: true, sessionID: true},
 		{Name: "ping", Revisions: legacyOnly, Handle: answerEmpty, quick: true},
 		{Name: "notifications/cancelled", Revisions: legacyOnly, Handle: cancelled(calls)},
 	}
@@ -45,6 +45,13 @@ func protocolMethods() []Method {
 		[]Method{{Name: "logging/setLevel", Capability: "logging", Revisions: legacyOnly, Handle: answerEmpty}})
 	return append(ms, extensionMethods([]Extension{(*taskRunner)(nil).extension()})...)
 }
+
+// handshakeMethod is the legacy revisions' handshake, initialize: the one
+// request that says its revision in its params (protocolVersion) rather
+// than in a header, so the revision is read from it before the request is
+// routed (readRevision), and it needs no MCP-Protocol-Version header
+// (checkLegacy).
+const handshakeMethod = "initialize"
 
 // answerEmpty is the legacy revisions' empty result.
 func answerEmpty(context.Context, *Request) *Response {

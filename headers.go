@@ -163,7 +163,7 @@ func checkMeta(req *Request) *answer {
 // request names a served revision in MCP-Protocol-Version.
 func checkLegacy(req *Request, hv string, hPresent bool) *answer {
 	switch {
-	case req.Method == "initialize":
+	case req.Method == handshakeMethod:
 		return nil
 	case !hPresent:
 		return headerError("the MCP-Protocol-Version header is required: send the version initialize negotiated, or speak " + LatestVersion + " with params._meta")

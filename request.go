@@ -78,7 +78,7 @@ func readRevision(req *Request, h http.Header) {
 			req.ClientCapabilities = caps
 		}
 		req.ClientName, req.ClientVersion = clientInfo(req.metaParam(metaClientInfo))
-	case req.Method == "initialize":
+	case req.Method == handshakeMethod:
 		v, _ := req.StringParam("protocolVersion")
 		if !servedLegacy(v) {
 			v = Version20251125 // a legacy initialize is answered with the latest legacy revision
