@@ -67,6 +67,16 @@ func (c ClientCapability) check(what string) {
 	}
 }
 
+// lacks is the record's summary of a request refused for lacking c: an
+// extension is named as one ("client lacks the extension
+// io.modelcontextprotocol/tasks"), anything else by its path.
+func lacks(c ClientCapability) string {
+	if len(c.Path) == 2 && c.Path[0] == "extensions" && c.Contains == "" {
+		return "client lacks the extension " + c.Path[1]
+	}
+	return "client lacks capability " + c.String()
+}
+
 // cloneCapabilities returns a deep copy of caps, paths and all.
 func cloneCapabilities(caps []ClientCapability) []ClientCapability {
 	if caps == nil {
@@ -109,7 +119,7 @@ func clientCapabilityError(t *Target, req *Request) *Response {
 				data = requiredCapabilitiesData(t.RequiredClientCapabilities)
 			}
 			name := capEcho(t.Name) // an application's Target may name what the client sent
-			return &Response{Target: name, Summary: "client lacks capability " + c.String(), Error: &Error{
+			return &Response{Target: name, Summary: lacks(c), Error: &Error{
 				Code:    CodeMissingRequiredClientCapability,
 				Message: capitalize(t.kind()) + " " + strconv.Quote(name) + " requires the client capability " + c.String(),
 				Data:    json.RawMessage(data),
@@ -201,7 +211,7 @@ var (
 // tasksUndeclared is the -32021 of a tasks/* request from a client that
 // did not declare the tasks extension.
 func tasksUndeclared(method string) *Response {
-	return &Response{Summary: "client lacks capability " + tasksCapability.String(), Error: &Error{
+	return &Response{Summary: lacks(tasksCapability), Error: &Error{
 		Code:    CodeMissingRequiredClientCapability,
 		Message: method + " is the tasks extension's: declare the client capability " + tasksCapability.String(),
 		Data:    json.RawMessage(tasksRequiredData),

@@ -336,6 +336,9 @@ func TestTaskRequiredNeedsTheExtension(t *testing.T) {
 	assert.JSONEq(t, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`, string(r.Error.Data))
 	assert.Contains(t, r.Error.Message, "io.modelcontextprotocol/tasks")
 	assert.Zero(t, ran.Load(), "refused before the tool runs")
+	rs := e.rec.Records()
+	require.NotEmpty(t, rs)
+	assert.Equal(t, "client lacks the extension io.modelcontextprotocol/tasks", rs[len(rs)-1].Summary, "the record names the extension")
 
 	anon := e.call(t, "anonymous", "report", "")
 	require.NotNil(t, anon.Error, "a task needs a caller it can be bound to: %s", anon.Raw)
