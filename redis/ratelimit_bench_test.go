@@ -18,17 +18,9 @@ import (
 // Compare ns/op within one run. (Waiting 20 or 50 µs for company before
 // a flush measured no better than flushing at once, and was dropped.)
 func BenchmarkRateLimitParallel(b *testing.B) {
-	for _, mode := range []struct {
-		name string
-		set  func(*mcpredis.RateLimiter)
-	}{
-		{"batched", func(*mcpredis.RateLimiter) {}},
-		{"alone", (*mcpredis.RateLimiter).Unbatched},
-	} {
+	for _, mode := range limiterModes {
 		b.Run(mode.name, func(b *testing.B) {
-			srv := redistest.Start(b)
-			l := mcpredis.PerIP(mcpredis.Config{Client: newClient(b, srv.Addr), Logger: discard, Timeout: time.Second}, 1<<30, time.Minute)
-			mode.set(l)
+			l := benchLimiter(b, mode.set)
 			var ips atomic.Int64
 			b.SetParallelism(32)
 			b.ReportAllocs()
@@ -51,17 +43,9 @@ func BenchmarkRateLimitParallel(b *testing.B) {
 // when there is nobody to batch with (a hand-off to the flushing
 // goroutine and back), against each check alone.
 func BenchmarkRateLimitSerial(b *testing.B) {
-	for _, mode := range []struct {
-		name string
-		set  func(*mcpredis.RateLimiter)
-	}{
-		{"batched", func(*mcpredis.RateLimiter) {}},
-		{"alone", (*mcpredis.RateLimiter).Unbatched},
-	} {
+	for _, mode := range limiterModes {
 		b.Run(mode.name, func(b *testing.B) {
-			srv := redistest.Start(b)
-			l := mcpredis.PerIP(mcpredis.Config{Client: newClient(b, srv.Addr), Logger: discard, Timeout: time.Second}, 1<<30, time.Minute)
-			mode.set(l)
+			l := benchLimiter(b, mode.set)
 			r := httptest.NewRequest("POST", "/mcp", nil)
 			w := httptest.NewRecorder()
 			b.ReportAllocs()
@@ -72,4 +56,24 @@ func BenchmarkRateLimitSerial(b *testing.B) {
 			}
 		})
 	}
+}
+
+// limiterModes are the two ways a benchmark runs the limiter: batched (the
+// default) and each check alone, as before batching.
+var limiterModes = []struct {
+	name string
+	set  func(*mcpredis.RateLimiter)
+}{
+	{"batched", func(*mcpredis.RateLimiter) {}},
+	{"alone", (*mcpredis.RateLimiter).Unbatched},
+}
+
+// benchLimiter is a limit never reached, on a redis-server of its own,
+// set as mode says.
+func benchLimiter(b *testing.B, mode func(*mcpredis.RateLimiter)) *mcpredis.RateLimiter {
+	b.Helper()
+	srv := redistest.Start(b)
+	l := mcpredis.PerIP(mcpredis.Config{Client: newClient(b, srv.Addr), Logger: discard, Timeout: time.Second}, 1<<30, time.Minute)
+	mode(l)
+	return l
 }
