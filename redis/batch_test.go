@@ -3,6 +3,7 @@ package mcpredis_test
 import (
 	"context"
 	"errors"
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,12 +119,7 @@ func notFound(err error) error {
 // gave up, which says nothing of Redis.
 func TestCallerDeadlineHeldWhileItsBatchWaits(t *testing.T) {
 	t.Parallel()
-	cfg, srv, logs := config(t, mcpredis.FailOpen)
-	cfg.Timeout = 30 * time.Second
-	s := mcpredis.NewTaskStore(cfg)
-	require.NoError(t, s.Create(t.Context(), working("t", time.Now(), time.Hour)))
-	_, err := s.Get(t.Context(), "t") // the script loaded
-	require.NoError(t, err)
+	cfg, srv, logs, s := storeWithTaskT(t)
 	var count sends
 	cfg.Client.(*redis.Client).AddHook(&count)
 
@@ -195,12 +191,7 @@ func TestBatchesLeaveNoGoroutine(t *testing.T) {
 // they have.
 func TestOneCallQueuedBehindAnother(t *testing.T) {
 	t.Parallel()
-	cfg, srv, _ := config(t, mcpredis.FailOpen)
-	cfg.Timeout = 30 * time.Second
-	s := mcpredis.NewTaskStore(cfg)
-	require.NoError(t, s.Create(t.Context(), working("t", time.Now(), time.Hour)))
-	_, err := s.Get(t.Context(), "t") // the script loaded
-	require.NoError(t, err)
+	_, srv, _, s := storeWithTaskT(t)
 
 	srv.Pause()
 	errs := make(chan error, 2)
@@ -213,4 +204,18 @@ func TestOneCallQueuedBehindAnother(t *testing.T) {
 	srv.Resume()
 	within(t, "the two calls", func() { require.NoError(t, <-errs); require.NoError(t, <-errs) })
 	within(t, "WaitIdle", func() { <-idle })
+}
+
+// storeWithTaskT is a task store with a 30 s Timeout (the tests' own
+// deadlines are shorter) holding task "t", its scripts loaded, on a
+// redis-server of its own.
+func storeWithTaskT(t *testing.T) (mcpredis.Config, *redistest.Server, *logLines, *mcpredis.TaskStore) {
+	t.Helper()
+	cfg, srv, logs := config(t, mcpredis.FailOpen)
+	cfg.Timeout = 30 * time.Second
+	s := mcpredis.NewTaskStore(cfg)
+	require.NoError(t, s.Create(t.Context(), working("t", time.Now(), time.Hour)))
+	_, err := s.Get(t.Context(), "t") // the script loaded
+	require.NoError(t, err)
+	return cfg, srv, logs, s
 }
