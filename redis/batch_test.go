@@ -3,7 +3,6 @@ package mcpredis_test
 import (
 	"context"
 	"errors"
-	"github.com/mcpmw/mcpmw/internal/redistest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/redistest"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
