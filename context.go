@@ -3,7 +3,7 @@ package mcpmw
 import "context"
 
 // What a method may ask of its context: who is calling (CallerFrom), what
-// the handler admitted the request for (gatedTarget), its event stream
+// the handler admitted the request for (AdmittedTarget), its event stream
 // (streamFrom, for Progress, Log and a legacy Ask), and how to answer a
 // request whose client has gone (clientGone). The handler puts one
 // callInfo in the context of every call; the getters read it, and are

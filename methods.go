@@ -428,7 +428,7 @@ func (t *methodTable) notServed(req *Request, m *Method) *Response {
 // that rewrote the method (or dispatched a request of its own, with a
 // context of its own) gets the method the request now names, routed
 // here, whose handler then finds and gates its target itself (see
-// gatedTarget): nothing the gate checked holds for another method.
+// AdmittedTarget): nothing the gate checked holds for another method.
 func (t *methodTable) Dispatch(ctx context.Context, req *Request) *Response {
 	if resp := ignoredRequest(req); resp != nil { // a middleware's own, say: the handler stops the client's
 		return resp

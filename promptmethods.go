@@ -55,7 +55,7 @@ func (p *promptMethods) target(req *Request) (*Target, *Response) {
 // get answers prompts/get: read the arguments, run Get, encode the
 // messages. The handler checked the caller's permission for the prompt
 // before the middleware ran; when a middleware has since rewritten the
-// request, its prompt is checked here (gatedTarget).
+// request, its prompt is checked here (AdmittedTarget).
 func (p *promptMethods) get(ctx context.Context, req *Request) *Response {
 	target, resp := AdmittedTarget(ctx, req, p.target)
 	if resp != nil {

@@ -217,7 +217,7 @@ func resourceNotFound(req *Request, uri string) *Response {
 
 // read answers resources/read. The handler checked the caller's permission
 // before the middleware ran; when a middleware has since rewritten the
-// request, what it names is checked here (gatedTarget).
+// request, what it names is checked here (AdmittedTarget).
 func (m *resourceMethods) read(ctx context.Context, req *Request) *Response {
 	t, resp := AdmittedTarget(ctx, req, m.target)
 	if resp != nil {

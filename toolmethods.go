@@ -51,7 +51,7 @@ func (t *toolMethods) target(req *Request) (*Target, *Response) {
 // call answers tools/call: run the tool, encode its result. The handler
 // checked the caller's permission for the tool before the middleware ran;
 // when a middleware has since rewritten the request, its tool is checked
-// here (gatedTarget: the list was a courtesy; the call check is the gate).
+// here (AdmittedTarget: the list was a courtesy; the call check is the gate).
 func (t *toolMethods) call(ctx context.Context, req *Request) *Response {
 	target, resp := AdmittedTarget(ctx, req, t.target)
 	if resp != nil {
