@@ -100,3 +100,18 @@ func TestLookupResourceReturnsACopy(t *testing.T) {
 	assert.Equal(t, []string{"user"}, again.Annotations.Audience)
 	assert.Equal(t, 0.5, *again.Annotations.Priority, "what was registered stays as registered")
 }
+
+func TestMetaThatCannotBeEncodedOnAPromptOrTemplatePanicsNamingIt(t *testing.T) {
+	t.Parallel()
+	bad := map[string]any{"c": make(chan int)}
+	assert.PanicsWithValue(t, `mcpmw: prompt "p": its Meta cannot be encoded as JSON: json: unsupported type: chan int`, func() {
+		var reg mcpmw.Registry
+		reg.AddPrompts(mcpmw.Prompt{Name: "p", Permission: "read", Meta: bad,
+			Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) { return mcpmw.PromptResult{}, nil }})
+	})
+	assert.Panics(t, func() {
+		var reg mcpmw.Registry
+		reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "notes://{id}", Name: "note", Permission: "read", Meta: bad,
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) { return nil, nil }})
+	})
+}
