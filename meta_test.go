@@ -107,11 +107,15 @@ func TestMetaThatCannotBeEncodedOnAPromptOrTemplatePanicsNamingIt(t *testing.T) 
 	assert.PanicsWithValue(t, `mcpmw: prompt "p": its Meta cannot be encoded as JSON: json: unsupported type: chan int`, func() {
 		var reg mcpmw.Registry
 		reg.AddPrompts(mcpmw.Prompt{Name: "p", Permission: "read", Meta: bad,
-			Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) { return mcpmw.PromptResult{}, nil }})
+			Get: func(context.Context, mcpmw.Caller, map[string]string) (mcpmw.PromptResult, error) {
+				return mcpmw.PromptResult{}, nil
+			}})
 	})
 	assert.Panics(t, func() {
 		var reg mcpmw.Registry
 		reg.AddResourceTemplates(mcpmw.ResourceTemplate{URITemplate: "notes://{id}", Name: "note", Permission: "read", Meta: bad,
-			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) { return nil, nil }})
+			Read: func(context.Context, mcpmw.Caller, string, map[string]string) ([]mcpmw.ResourceContents, error) {
+				return nil, nil
+			}})
 	})
 }
