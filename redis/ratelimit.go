@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/ratelimit"
+	"github.com/redis/go-redis/v9"
 )
 
 // gcraSource is the rate limit's one script; see gcra.lua.
@@ -49,6 +50,7 @@ type RateLimiter struct {
 	bucket   string // the prefix of this limit's keys: Prefix "rate:" requests ":" window ":"
 	interval int64  // µs between two requests, once the burst is spent
 	window   int64  // µs: the burst tolerance
+	args     [2]any // interval and window as the script's first two arguments, boxed once rather than per check
 	limit    []string
 	health   health
 	lease    *leases // nil: no lease, one script per check
@@ -103,6 +105,7 @@ func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration,
 		limit:    []string{strconv.Itoa(requests)},
 	}
 	l.window = l.interval * int64(requests) // exactly requests fit in a burst
+	l.args = [2]any{l.interval, l.window}
 	l.health = health{logger: s.logger, what: "rate limit", down1: "mcpredis: Redis does not answer: the rate limit fails " + s.failure.String() + " until it does"}
 	var o limitOptions
 	for _, opt := range opts {
@@ -184,8 +187,7 @@ func (l *RateLimiter) ask(r *http.Request, k string) ([]int64, error) {
 // want requests of the budget, having given back first the unspent ones
 // of ended leases.
 func (l *RateLimiter) check(ctx context.Context, k string, want, back int) ([]int64, error) {
-	cmd := gcra.run(ctx, l.s.batch, []string{l.bucket + k}, l.interval, l.window, want, back)
-	v, err := cmd.Int64Slice()
+	v, err := runAs(ctx, gcra, l.s.batch, redis.NewIntSliceCmd, []string{l.bucket + k}, l.args[0], l.args[1], want, back).Result()
 	if err == nil && len(v) != 4 {
 		err = errors.New("mcpredis: the rate-limit script answered " + strconv.Itoa(len(v)) + " values, not 4")
 	}

@@ -180,7 +180,7 @@ func (s *TaskStore) Create(ctx context.Context, t *mcpmw.Task) error {
 	args := append([]any{t.ID, forget, lease, s.clock()}, taskFields(t)...)
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	created, err := taskCreate.run(bounded, s.s.batch, []string{s.tasks + t.ID, s.leases}, args...).Int64()
+	created, err := runAs(bounded, taskCreate, s.s.batch, redis.NewIntCmd, []string{s.tasks + t.ID, s.leases}, args...).Result()
 	if err = s.outcome(ctx, "create", err); err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (s *TaskStore) Expired(ctx context.Context, now time.Time, limit int) ([]st
 	}
 	bounded, cancel := context.WithTimeout(ctx, s.s.timeout)
 	defer cancel()
-	ids, err := taskDue.run(bounded, s.s.batch, []string{s.leases}, ceilMilli(now), s.clock(), min(limit, maxExpired)).StringSlice()
+	ids, err := runAs(bounded, taskDue, s.s.batch, redis.NewStringSliceCmd, []string{s.leases}, ceilMilli(now), s.clock(), min(limit, maxExpired)).Result()
 	if err = s.outcome(ctx, "expired", err); err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func (s *TaskStore) Expired(ctx context.Context, now time.Time, limit int) ([]st
 	for _, id := range ids {
 		keys, args = append(keys, s.tasks+id), append(args, id)
 	}
-	kept, err := taskExpired.run(bounded, s.s.batch, keys, args...).StringSlice()
+	kept, err := runAs(bounded, taskExpired, s.s.batch, redis.NewStringSliceCmd, keys, args...).Result()
 	if err = s.outcome(ctx, "expired", err); err != nil {
 		return nil, err
 	}
