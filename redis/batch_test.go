@@ -201,6 +201,12 @@ func TestOneCallQueuedBehindAnother(t *testing.T) {
 	waitFor(t, "the second call queued", func() bool { return s.Waiting() == 1 })
 	idle := make(chan struct{})
 	go func() { s.WaitIdle(); close(idle) }()
+	time.Sleep(50 * time.Millisecond) // time for WaitIdle to return, were it wrong
+	select {
+	case <-idle:
+		t.Fatal("WaitIdle returned while a call was on the wire")
+	default:
+	}
 	srv.Resume()
 	within(t, "the two calls", func() { require.NoError(t, <-errs); require.NoError(t, <-errs) })
 	within(t, "WaitIdle", func() { <-idle })

@@ -200,3 +200,37 @@ func TestLeaseOfOneIsNoLease(t *testing.T) {
 	assert.Equal(t, []int{200, 429, 429}, e.codes("192.0.2.34:1", 3))
 	assert.EqualValues(t, n+3, rt.n.Load(), "a round trip each")
 }
+
+// TestLeaseEndedGivesBackBeforeTakingMore: the tokens of a lease that has
+// ended are given back with the next call, and taken again from the
+// budget like any others, not kept as if the lease still held: once
+// another instance has spent the rest of the budget, the 4 given back are
+// all there is, and the next lease holds those 4.
+func TestLeaseEndedGivesBackBeforeTakingMore(t *testing.T) {
+	t.Parallel()
+	cfg, _, _ := config(t, mcpredis.FailClosed)
+	e, clk, _ := leased(t, cfg, 10, 5)
+	plain := newEndpoint(mcpredis.PerIP(cfg, 10, time.Hour))
+	const ip = "192.0.2.35:1"
+
+	assert.Equal(t, []int{200}, e.codes(ip, 1), "takes 5, spends 1")
+	assert.Equal(t, []int{200, 200, 200, 200, 200, 429}, plain.codes(ip, 6), "the other instance spends the other 5")
+	clk.add(time.Second)
+	assert.Equal(t, []int{200, 200, 200, 200, 429}, e.codes(ip, 5), "the lease ended: its 4 given back, taken again, spent")
+}
+
+// TestLeaseSpentToNothingIsForgotten: a key whose lease took the last
+// token of the budget and spent it at once holds nothing, and its entry
+// goes at once, not at the next sweep.
+func TestLeaseSpentToNothingIsForgotten(t *testing.T) {
+	t.Parallel()
+	cfg, _, _ := config(t, mcpredis.FailClosed)
+	l := mcpredis.PerIP(cfg, 3, time.Hour, mcpredis.Lease(2))
+	e := newEndpoint(l)
+	const ip = "192.0.2.36:1"
+
+	assert.Equal(t, []int{200, 200}, e.codes(ip, 2), "a lease of 2, both spent")
+	assert.Equal(t, 1, l.Leases())
+	assert.Equal(t, []int{200}, e.codes(ip, 1), "the last of 3, taken and spent by one call")
+	assert.Zero(t, l.Leases(), "nothing held, nothing refused: forgotten")
+}
