@@ -5,7 +5,8 @@
 // visibility (the model's tool list lacks notes_board_state, the app calls
 // it), a writer's note appears in the app, in notes_list and as exactly
 // one note_create audit record with its text redacted; a reader has no Add
-// button, and a note_create forced from the app is refused 403 and shown.
+// button, and a note_create forced from the app is refused 403 and shown;
+// a note the tool itself refuses (isError) is shown and changes nothing.
 // A screenshot of each state is saved and its path printed.
 //
 // Run by scripts/interop-apps.sh, which installs the pinned packages from
@@ -392,13 +393,34 @@ for (const proto of TRANSPORTS) {
       await page.close();
     });
 
+    await t.test('writer: a note the tool refuses (isError) is shown and changes nothing', async () => {
+      const { page, frame, host } = await openHost(origin, 'writer-token');
+      const shown = await frame.locator('#notes li').count();
+      // 1000 characters, within the field's limit, but 3000 bytes: the
+      // tool answers isError, not the permission gate.
+      await frame.getByRole('textbox', { name: 'New note' }).fill('€'.repeat(1000));
+      await frame.getByRole('button', { name: 'Add' }).click();
+      const error = frame.getByRole('alert');
+      await error.filter({ hasText: 'Could not add the note' }).waitFor();
+      assert.match(await error.textContent(), /^Could not add the note: text must be 1 to 2000 bytes long/);
+      assert.equal(await frame.locator('#notes li').count(), shown, 'the board changed nothing');
+      assert.equal(await frame.getByRole('textbox', { name: 'New note' }).inputValue(), '€'.repeat(1000), 'the text is kept, to be corrected');
+      await shoot(page, `${tag}-5-writer-rejected.png`);
+      const after = await host();
+      assert.deepEqual(
+        after.appCalls.filter((c) => c.name === 'note_create').map((c) => c.outcome),
+        ['isError'],
+      );
+      await page.close();
+    });
+
     if (tls) {
       assert.ok(front.versions.length > 0 && front.versions.every((v) => v === '2.0'), `front saw ${front.versions}`);
     }
   });
 }
 
-test('the app audited exactly one note_create per add, its text redacted', { timeout: 60_000 }, async () => {
+test('the app audited exactly one note_create per add (and per refusal), its text redacted', { timeout: 60_000 }, async () => {
   await app.stop();
   assert.equal(app.exit?.code, 0, `the app stops cleanly on SIGINT; output:\n${app.output()}`);
   const audit = readFileSync(app.auditPath, 'utf8');
@@ -414,13 +436,18 @@ test('the app audited exactly one note_create per add, its text redacted', { tim
   const want = [];
   for (const proto of TRANSPORTS) {
     if (!added[proto]) continue;
-    want.push(['writer', 'ok', 200, '[redacted]', '2026-07-28'], ['reader', 'denied', 403, '[redacted]', '2026-07-28']);
+    want.push(
+      ['writer', 'ok', 200, '[redacted]', '2026-07-28'],
+      ['reader', 'denied', 403, '[redacted]', '2026-07-28'],
+      ['writer', 'error', 200, '[redacted]', '2026-07-28'],
+    );
   }
   assert.deepEqual(creates, want);
   for (const text of Object.values(added)) {
     assert.ok(!audit.includes('7d41'), `the audit never holds a note's text (${text})`);
   }
   assert.ok(!audit.includes('forced by a reader'));
+  assert.ok(!audit.includes('€'));
   assert.ok(boards.length >= 4 && boards.every(([, outcome]) => outcome === 'ok'), JSON.stringify(boards));
   app.cleanup();
 });
