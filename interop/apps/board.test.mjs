@@ -109,8 +109,8 @@ async function bundleHost() {
 <script type="module">${js}</script></body></html>`;
 }
 
-/** Opens the host page at origin as the bearer of token and waits for the board. */
-async function openHost(origin, token) {
+/** Opens the host page at origin as the bearer of token, in theme, and waits for the board. */
+async function openHost(origin, token, theme = 'light') {
   const page = await browser.newPage();
   page.setDefaultTimeout(WAIT);
   // The host page is served to the browser from the app's own origin (as a
@@ -118,7 +118,7 @@ async function openHost(origin, token) {
   await page.route(`${origin}/__host/**`, (route) =>
     route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: hostPage }),
   );
-  await page.goto(`${origin}/__host/?token=${encodeURIComponent(token)}`);
+  await page.goto(`${origin}/__host/?token=${encodeURIComponent(token)}&theme=${theme}`);
   await page.waitForFunction(() => window.__host?.ready || window.__host?.error, null, { timeout: WAIT });
   const error = await page.evaluate(() => window.__host.error);
   assert.equal(error, null, `the host failed: ${error}`);
@@ -309,17 +309,22 @@ for (const proto of TRANSPORTS) {
       );
       assert.equal((await host()).wire.length, sent);
 
-      // The CSP from _meta.ui.csp is in force in the frame: a fetch of the
-      // app's own origin is a connect-src violation.
+      // The frame is sandboxed to an opaque origin, and the CSP from
+      // _meta.ui.csp is in force in it: a fetch of the app's own origin is
+      // a connect-src violation (or, were there no CSP, a plain CORS
+      // failure after at most 10 s).
+      assert.equal(await boardFrame(page).evaluate(() => self.origin), 'null');
       const violated = await boardFrame(page).evaluate(
         (url) =>
           new Promise((resolve) => {
             document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true });
-            fetch(url).catch(() => {});
+            fetch(url).catch(() => setTimeout(() => resolve('no violation'), 10_000));
           }),
         `${origin}/healthz`,
       );
       assert.equal(violated, 'connect-src');
+      // The board told the host its size, and the host sized the frame.
+      await page.waitForFunction(() => window.__host.sizeChanges > 0);
 
       const addButton = frame.getByRole('button', { name: 'Add' });
       await addButton.waitFor();
@@ -352,11 +357,15 @@ for (const proto of TRANSPORTS) {
         );
         assert.ok(protocols.length > 0 && protocols.every((p) => p === 'h2'), `the page's protocols: ${protocols}`);
       }
+      // The board answers the host's teardown request.
+      assert.deepEqual(await page.evaluate(() => window.__host.teardown()), {});
       await page.close();
     });
 
     await t.test('reader: no Add button; a forced note_create is refused 403 and shown', async () => {
-      const { page, frame, host } = await openHost(origin, 'reader-token');
+      // In the dark: the board follows the host's theme.
+      const { page, frame, host } = await openHost(origin, 'reader-token', 'dark');
+      assert.equal(await boardFrame(page).evaluate(() => document.documentElement.dataset.theme), 'dark');
       const h = await host();
       assert.ok(!h.modelTools.includes('notes_board_state'), `the model's tools: ${h.modelTools}`);
       assert.ok(!h.modelTools.includes('note_create'), 'a reader is not offered note_create');
@@ -398,8 +407,9 @@ for (const proto of TRANSPORTS) {
       const shown = await frame.locator('#notes li').count();
       // 1000 characters, within the field's limit, but 3000 bytes: the
       // tool answers isError, not the permission gate.
+      // Entered with the Enter key, where the first add clicked.
       await frame.getByRole('textbox', { name: 'New note' }).fill('€'.repeat(1000));
-      await frame.getByRole('button', { name: 'Add' }).click();
+      await frame.getByRole('textbox', { name: 'New note' }).press('Enter');
       const error = frame.getByRole('alert');
       await error.filter({ hasText: 'Could not add the note' }).waitFor();
       assert.match(await error.textContent(), /^Could not add the note: text must be 1 to 2000 bytes long/);

@@ -35,6 +35,7 @@ const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 
 const params = new URLSearchParams(location.search);
 const token = params.get('token');
+const theme = params.get('theme') === 'dark' ? 'dark' : 'light';
 
 const host = {
   ready: false,
@@ -162,13 +163,16 @@ async function main() {
     client,
     { name: 'mcpmw-test-host', version: '0.1.0' },
     { serverTools: {}, serverResources: {}, logging: {}, sandbox: { csp: ui?.csp } },
-    { hostContext: { theme: 'light', displayMode: 'inline', toolInfo: { tool } } },
+    { hostContext: { theme, displayMode: 'inline', toolInfo: { tool } } },
   );
   const initialized = new Promise((resolve) => {
     bridge.oninitialized = resolve;
   });
   bridge.onsizechange = ({ height }) => {
-    if (height) frame.style.height = `${Math.min(Math.max(height, 120), 2000)}px`;
+    if (height) {
+      host.sizeChanges = (host.sizeChanges ?? 0) + 1;
+      frame.style.height = `${Math.min(Math.max(height, 120), 2000)}px`;
+    }
   };
   bridge.onloggingmessage = () => {};
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
@@ -205,6 +209,8 @@ async function main() {
     if (t && !visibleTo(t, 'model')) throw new Error(`${name} is not visible to the model`);
     return client.callTool({ name, arguments: args }, { timeout: 30_000 });
   };
+  /** Asks the app to tear itself down, as a host does before it removes the frame. */
+  host.teardown = () => bridge.teardownResource({}, { timeout: 30_000 });
   host.ready = true;
 }
 
