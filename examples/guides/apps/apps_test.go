@@ -60,7 +60,9 @@ func TestBoard(t *testing.T) {
 	tools, err := host.ListTools(t.Context()) // the host sees the app-only tool, and keeps it from its model
 	require.NoError(t, err)
 	require.Len(t, tools, 2)
-	var def struct{ Meta json.RawMessage `json:"_meta"` }
+	var def struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
 	require.NoError(t, json.Unmarshal(tools[0].Raw, &def))
 	assert.JSONEq(t, `{"ui":{"resourceUri":"ui://notes/board"},"ui/resourceUri":"ui://notes/board"}`, string(def.Meta))
 	ui, err := host.ReadResource(t.Context(), "ui://notes/board")
