@@ -325,6 +325,21 @@ for (const proto of TRANSPORTS) {
       assert.equal(violated, 'connect-src');
       // The board told the host its size, and the host sized the frame.
       await page.waitForFunction(() => window.__host.sizeChanges > 0);
+      // It listens to its host alone: a message from any other window (here
+      // the frame itself) is ignored. Messages arrive in order, so when the
+      // second one reaches this listener the board has seen the first.
+      const theme = await boardFrame(page).evaluate(
+        () =>
+          new Promise((resolve) => {
+            const done = (e) => {
+              if (e.data === 'probe done') resolve(document.documentElement.dataset.theme);
+            };
+            window.addEventListener('message', done);
+            window.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/host-context-changed', params: { theme: 'dark' } }, '*');
+            window.postMessage('probe done', '*');
+          }),
+      );
+      assert.equal(theme, 'light', 'a message from another window changed the board');
 
       const addButton = frame.getByRole('button', { name: 'Add' });
       await addButton.waitFor();
@@ -402,7 +417,7 @@ for (const proto of TRANSPORTS) {
       await page.close();
     });
 
-    await t.test('writer: a note the tool refuses (isError) is shown and changes nothing', async () => {
+    await t.test('writer: a note the tool refuses (isError) is shown and changes nothing; corrected, it goes in; the model adds one', async () => {
       const { page, frame, host } = await openHost(origin, 'writer-token');
       const shown = await frame.locator('#notes li').count();
       // 1000 characters, within the field's limit, but 3000 bytes: the
@@ -416,11 +431,24 @@ for (const proto of TRANSPORTS) {
       assert.equal(await frame.locator('#notes li').count(), shown, 'the board changed nothing');
       assert.equal(await frame.getByRole('textbox', { name: 'New note' }).inputValue(), '€'.repeat(1000), 'the text is kept, to be corrected');
       await shoot(page, `${tag}-5-writer-rejected.png`);
+      // Corrected, it goes in, and the error goes away.
+      const fixed = `corrected over ${proto} 7d41-${tag}`;
+      await frame.getByRole('textbox', { name: 'New note' }).fill(fixed);
+      await frame.getByRole('textbox', { name: 'New note' }).press('Enter');
+      await frame.locator('#notes li').filter({ hasText: fixed }).waitFor();
+      assert.equal(await frame.locator('#error').textContent(), '', 'the error is gone'); // and so hidden from getByRole
       const after = await host();
       assert.deepEqual(
         after.appCalls.filter((c) => c.name === 'note_create').map((c) => c.outcome),
-        ['isError'],
+        ['isError', 'ok'],
       );
+      // The model adds a note with the board on screen: the host sends the
+      // call's result to the app, which refreshes.
+      const byModel = `from the model over ${proto} 7d41-${tag}`;
+      const res = await page.evaluate((text) => window.__host.callAsModelShown('note_create', { text }), byModel);
+      assert.ok(!res.isError, JSON.stringify(res));
+      await frame.locator('#notes li').filter({ hasText: byModel }).waitFor();
+      assert.equal(await frame.locator('#notes li').count(), shown + 2);
       await page.close();
     });
 
@@ -447,9 +475,11 @@ test('the app audited exactly one note_create per add (and per refusal), its tex
   for (const proto of TRANSPORTS) {
     if (!added[proto]) continue;
     want.push(
-      ['writer', 'ok', 200, '[redacted]', '2026-07-28'],
-      ['reader', 'denied', 403, '[redacted]', '2026-07-28'],
-      ['writer', 'error', 200, '[redacted]', '2026-07-28'],
+      ['writer', 'ok', 200, '[redacted]', '2026-07-28'], // the first add
+      ['reader', 'denied', 403, '[redacted]', '2026-07-28'], // the forced one
+      ['writer', 'error', 200, '[redacted]', '2026-07-28'], // 3000 bytes
+      ['writer', 'ok', 200, '[redacted]', '2026-07-28'], // corrected
+      ['writer', 'ok', 200, '[redacted]', '2026-07-28'], // by the model
     );
   }
   assert.deepEqual(creates, want);

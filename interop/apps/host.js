@@ -209,6 +209,16 @@ async function main() {
     if (t && !visibleTo(t, 'model')) throw new Error(`${name} is not visible to the model`);
     return client.callTool({ name, arguments: args }, { timeout: 30_000 });
   };
+  /**
+   * A call by the model of a tool whose UI is the one shown: its arguments
+   * and result go to the app too, as a host sends them.
+   */
+  host.callAsModelShown = async (name, args = {}) => {
+    await bridge.sendToolInput({ arguments: args });
+    const res = await host.callAsModel(name, args);
+    await bridge.sendToolResult(res);
+    return res;
+  };
   /** Asks the app to tear itself down, as a host does before it removes the frame. */
   host.teardown = () => bridge.teardownResource({}, { timeout: 30_000 });
   host.ready = true;
