@@ -1,11 +1,13 @@
 package mcpmw
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpmw/mcpmw/internal/jsonwire"
 )
@@ -188,7 +190,7 @@ func arrayHolds(v []byte, s string) bool {
 	i := jsonwire.SkipSpace(v, jsonwire.SkipSpace(v, 0)+1)
 	for v[i] != ']' {
 		end := jsonwire.ValueEnd(v, i)
-		if str, ok := jsonwire.Unquote(v[i:end]); ok && str == s {
+		if stringIs(v[i:end], s) {
 			return true
 		}
 		if i = jsonwire.SkipSpace(v, end); v[i] == ',' {
@@ -196,6 +198,20 @@ func arrayHolds(v []byte, s string) bool {
 		}
 	}
 	return false
+}
+
+// stringIs reports whether the JSON value tok is the string s. A string
+// without escapes, in valid UTF-8, is compared in place: a client that
+// renders apps costs tools/list no allocation more than one that does not.
+func stringIs(tok []byte, s string) bool {
+	if jsonwire.KindOf(tok) != jsonwire.KindString {
+		return false
+	}
+	if inner := tok[1 : len(tok)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner) == s
+	}
+	str, ok := jsonwire.Unquote(tok)
+	return ok && str == s
 }
 
 // The client capabilities the package itself needs: the tasks

@@ -65,6 +65,8 @@ func FuzzArrayHolds(f *testing.F) {
 	for _, seed := range []string{`[]`, `["a"]`, `[ "a" , "b" ]`, `[1,{"a":["b"]},"b"]`, `"b"`, `{"b":1}`, `["\u0062"]`} {
 		f.Add(seed, "b")
 	}
+	f.Add("[\"\xff\"]", "\ufffd") // invalid UTF-8 decodes to U+FFFD, as encoding/json does
+	f.Add("[\"\xff\"]", "\xff")
 	f.Fuzz(func(t *testing.T, doc, s string) {
 		var v any
 		if json.Unmarshal([]byte(doc), &v) != nil {

@@ -136,3 +136,42 @@ func TestDeniedAnswersAsTheGateDoes(t *testing.T) {
 	require.NotNil(t, a.Error)
 	assert.Equal(t, `Forbidden: the caller may not use thing "vault"`, a.Error.Message)
 }
+
+// A resource that belongs to an extension (an MCP Apps ui:// resource)
+// has its extension declared, once, unless the application declares it
+// itself, with settings of its own.
+func TestResourceExtensionIsDeclared(t *testing.T) {
+	t.Parallel()
+	read := func(context.Context, mcpmw.Caller, string) ([]mcpmw.ResourceContents, error) { return nil, nil }
+	var reg mcpmw.Registry
+	reg.AddResources(
+		mcpmw.Resource{URI: "ui://a", Name: "a", Permission: "read", Extension: "io.modelcontextprotocol/ui", Read: read},
+		mcpmw.Resource{URI: "app://plain", Name: "plain", Permission: "read", Read: read},
+		mcpmw.Resource{URI: "ui://b", Name: "b", Permission: "read", Extension: "io.modelcontextprotocol/ui", Read: read},
+		mcpmw.Resource{URI: "x://c", Name: "c", Permission: "read", Extension: "com.example/x", Read: read},
+	)
+	got, ok := reg.LookupResource("ui://b")
+	require.True(t, ok)
+	assert.Equal(t, "io.modelcontextprotocol/ui", got.Extension)
+
+	h := mcpmw.New(&reg, tokenAuthn, &spy{}, nil)
+	t.Cleanup(h.Close)
+	for _, v := range []string{mcpmw.LatestVersion, mcpmw.Version20251125, mcpmw.Version20250618} {
+		assert.Equal(t, map[string]any{"io.modelcontextprotocol/ui": map[string]any{}, "com.example/x": map[string]any{}}, declaredExtensions(t, h, v), v)
+	}
+
+	own := mcpmw.New(&reg, tokenAuthn, &spy{}, &mcpmw.Options{Extensions: []mcpmw.Extension{
+		{ID: "com.example/x", Settings: map[string]any{"v": 2}, Revisions: []string{mcpmw.LatestVersion}},
+	}})
+	t.Cleanup(own.Close)
+	assert.Equal(t, map[string]any{"io.modelcontextprotocol/ui": map[string]any{}, "com.example/x": map[string]any{"v": float64(2)}},
+		declaredExtensions(t, own, mcpmw.LatestVersion), "the application's declaration wins")
+	assert.Equal(t, map[string]any{"io.modelcontextprotocol/ui": map[string]any{}}, declaredExtensions(t, own, mcpmw.Version20251125),
+		"on the revisions the application's declaration names")
+
+	var plain mcpmw.Registry
+	plain.AddResources(mcpmw.Resource{URI: "app://plain", Name: "plain", Permission: "read", Read: read})
+	none := mcpmw.New(&plain, tokenAuthn, &spy{}, nil)
+	t.Cleanup(none.Close)
+	assert.Nil(t, declaredExtensions(t, none, mcpmw.LatestVersion))
+}

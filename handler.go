@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -172,12 +173,26 @@ func (h *Handler) allMethods(reg *Registry, o *Options) ([]Method, []Extension) 
 	if reg != nil && reg.hasResources() {
 		rm := &resourceMethods{reg: reg, pageSize: o.PageSize, ttl: cacheTTL(o.CacheTTL), ad: h.ad, rounds: ask}
 		methods = append(methods, rm.methods()...)
+		exts = append(exts, declaredBy(reg.resourceExtensions(), o.Extensions)...)
 	}
 	if reg != nil && reg.hasCompleters() {
 		c := &completionMethods{reg: reg, ad: h.ad}
 		methods = append(methods, c.methods()...)
 	}
 	return append(methods, o.Methods...), append(exts, o.Extensions...)
+}
+
+// declaredBy returns an Extension, with no methods and settings {}, for
+// each ID of ids that given does not already declare: what the registered
+// resources belong to (Resource.Extension).
+func declaredBy(ids []string, given []Extension) []Extension {
+	var out []Extension
+	for _, id := range ids {
+		if !slices.ContainsFunc(given, func(x Extension) bool { return x.ID == id }) {
+			out = append(out, Extension{ID: id})
+		}
+	}
+	return out
 }
 
 // withDefaults returns a copy of opts (nil means the zero Options) with

@@ -36,6 +36,13 @@ type Resource struct {
 	// "io.modelcontextprotocol/" are the protocol's; use your own prefix
 	// for your own.
 	Meta map[string]any
+	// Extension is the ID of the protocol extension the resource belongs
+	// to, if any: MCP Apps' ui:// resources say "io.modelcontextprotocol/ui".
+	// A handler New builds over a registry that holds such a resource
+	// declares that extension (settings {}) in server/discover and
+	// initialize, unless Options.Extensions declares it itself. Like every
+	// capability, it is decided once, by New.
+	Extension string
 	// Annotations tell a client how to use it (audience, priority, last
 	// modification).
 	Annotations *ContentAnnotations
@@ -226,6 +233,18 @@ func (r *Registry) LookupResource(uri string) (Resource, bool) {
 		return res, true
 	}
 	return Resource{}, false
+}
+
+// resourceExtensions returns the extensions the registered resources
+// belong to (Resource.Extension), each once, in order of registration.
+func (r *Registry) resourceExtensions() []string {
+	var ids []string
+	for _, e := range r.resources().res.list {
+		if e.Extension != "" && !slices.Contains(ids, e.Extension) {
+			ids = append(ids, e.Extension)
+		}
+	}
+	return ids
 }
 
 // hasResources reports whether the registry holds a resource or a

@@ -79,14 +79,14 @@ func testMCPGoResources(t *testing.T, url, rev string, notes seededNotes) {
 	for _, r := range list.Resources {
 		uris = append(uris, r.URI)
 	}
-	want := []string{"app://readme", "app://stats"}
+	want := []string{"app://readme", "app://stats", "ui://notes/board"} // the notes board, an MCP App
 	for _, id := range notes.demo {
 		want = append(want, "notes://"+strconv.Itoa(id))
 	}
 	assert.Equal(t, want, uris, "listed resources")
 	if assert.Len(t, list.Resources, len(want)) {
 		assert.Equal(t, "text/markdown", list.Resources[0].MIMEType)
-		assert.Equal(t, "note "+strconv.Itoa(notes.demo[0]), list.Resources[2].Name)
+		assert.Equal(t, "note "+strconv.Itoa(notes.demo[0]), list.Resources[3].Name)
 	}
 
 	// resources/read of app://readme and of a note through the template.

@@ -83,8 +83,8 @@ func TestSDKResourceListChanged(t *testing.T) {
 		}
 		return n
 	}
-	assert.Equal(t, []string{"app://readme", "app://stats"}, uris(), "no notes yet")
-	assert.Equal(t, []string{"app://readme", "app://stats"}, uris(), "no notes yet, again")
+	assert.Equal(t, []string{"app://readme", "app://stats", "ui://notes/board"}, uris(), "no notes yet")
+	assert.Equal(t, []string{"app://readme", "app://stats", "ui://notes/board"}, uris(), "no notes yet, again")
 	assert.Equal(t, 1, countLists(), "the SDK served the second list from its cache (ttlMs)")
 
 	res, err := writer.CallTool(ctx, &mcp.CallToolParams{Name: "note_create", Arguments: map[string]any{"text": "heard?"}})
@@ -97,7 +97,7 @@ func TestSDKResourceListChanged(t *testing.T) {
 	case <-ctx.Done():
 		require.FailNow(t, "the writer's listener never heard notifications/resources/list_changed")
 	}
-	assert.Equal(t, []string{"app://readme", "app://stats", "notes://" + strconv.Itoa(id)}, uris(),
+	assert.Equal(t, []string{"app://readme", "app://stats", "ui://notes/board", "notes://" + strconv.Itoa(id)}, uris(),
 		"the notification dropped the cached list")
 	assert.Equal(t, 2, countLists(), "the list after the notification came from the app")
 

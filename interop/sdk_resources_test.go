@@ -115,7 +115,7 @@ func testSDKResources(t *testing.T, url, rev string, notes seededNotes) {
 		got[r.URI] = r
 		uris = append(uris, r.URI)
 	}
-	want := []string{"app://readme", "app://stats"}
+	want := []string{"app://readme", "app://stats", "ui://notes/board"} // the notes board, an MCP App
 	for _, id := range notes.demo {
 		want = append(want, "notes://"+strconv.Itoa(id))
 	}

@@ -4,20 +4,23 @@
 # such as interop/ and bench/, so each go.mod is visited in turn), then the
 # official TypeScript client against the example app
 # (scripts/interop-ts.sh; it installs Node 22 and the client into caches
-# on first use), then the official MCP conformance suite against
+# on first use), then the example app's MCP App rendered in headless
+# Chromium by a host built on the official AppBridge
+# (scripts/interop-apps.sh; it needs Debian's chromium, which .ci/run
+# installs), then the official MCP conformance suite against
 # examples/conformance (scripts/conformance.sh) against one process and
 # through a round-robin proxy in front of three instances sharing one
 # redis-server (scripts/conformance-proxy.sh). MCPMW_SKIP_INTEROP_TS=1
-# skips the TypeScript client, MCPMW_SKIP_CONFORMANCE=1 the conformance
-# runs.
+# skips the TypeScript client, MCPMW_SKIP_INTEROP_APPS=1 the browser test,
+# MCPMW_SKIP_CONFORMANCE=1 the conformance runs.
 #
 # Every part runs, whatever the one before it found, and the run ends with
 # one line for all of them (scripts/verdict.sh):
 #
 #   total: N passed, N failed
 #
-# counting Go packages, TypeScript client tests and scored conformance
-# scenarios. The exit status is non-zero when anything failed.
+# counting Go packages, TypeScript client tests, browser tests and scored
+# conformance scenarios. The exit status is non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/verdict.sh
@@ -56,6 +59,12 @@ if [ -z "${MCPMW_SKIP_INTEROP_TS:-}" ]; then
   echo "== interop: TypeScript client"
   run "$LOGS/ts" bash scripts/interop-ts.sh
   verdict_ts "TypeScript client tests" "$LOGS/ts" "$RC"
+fi
+
+if [ -z "${MCPMW_SKIP_INTEROP_APPS:-}" ]; then
+  echo "== interop: MCP Apps in headless Chromium"
+  run "$LOGS/apps" bash scripts/interop-apps.sh
+  verdict_ts "MCP Apps browser tests" "$LOGS/apps" "$RC"
 fi
 
 if [ -z "${MCPMW_SKIP_CONFORMANCE:-}" ]; then

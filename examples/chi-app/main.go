@@ -188,9 +188,9 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	logger := slog.New(slog.NewTextHandler(logOut, nil))
 	b := newBackends(c, logger)
 	var reg mcpmw.Registry
-	reg.AddTools(tools(b.notes, b.notify, c.exportDelay)...)
-	reg.AddTools(extra...)
 	reg.AddResources(resources(b.notes)...)
+	addBoard(&reg, b.notes, tools(b.notes, b.notify, c.exportDelay)) // the tools, some shown on the notes board (board.go)
+	reg.AddTools(extra...)
 	reg.AddResourceTemplates(noteTemplates(b.notes)...)
 	reg.AddPrompts(prompts(b.notes)...)
 

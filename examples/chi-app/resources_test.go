@@ -74,7 +74,7 @@ func TestResourcesContract(t *testing.T) {
 	t.Run("a reader lists the readme and its tenant's notes, not the stats", func(t *testing.T) {
 		rep := app.exchange(t, modern(readerToken, `1`, "resources/list", ""), expect{status: 200, audit: audited("ok", "reader", "resources/list", "")})
 		got := listedResources(t, rep)
-		assert.Len(t, got, 3)
+		assert.Len(t, got, 4, "the readme, the notes board (board_test.go) and two notes")
 		require.Contains(t, got, "app://readme")
 		assert.Equal(t, "text/markdown", got["app://readme"]["mimeType"])
 		assert.NotContains(t, got, "app://stats")
@@ -90,7 +90,7 @@ func TestResourcesContract(t *testing.T) {
 		got := listedResources(t, app.exchange(t, modern(writerToken, `2`, "resources/list", ""), expect{status: 200, audit: audited("ok", "writer", "resources/list", "")}))
 		assert.Contains(t, got, "app://stats")
 		got = listedResources(t, app.exchange(t, modern(otherToken, `3`, "resources/list", ""), expect{status: 200, audit: audited("ok", "other", "resources/list", "")}))
-		assert.ElementsMatch(t, []string{"app://readme", "app://stats", noteURI(3)}, keys(got))
+		assert.ElementsMatch(t, []string{"app://readme", "app://stats", boardURI, noteURI(3)}, keys(got))
 	})
 	t.Run("readme", func(t *testing.T) {
 		rep := app.exchange(t, resourceRead(readerToken, v26, `4`, "app://readme"), expect{status: 200, audit: targeted("ok", "reader", "resources/read", "app://readme")})

@@ -278,11 +278,11 @@ for (const [rev, options] of Object.entries(REVISIONS)) {
         wire.token = WRITER;
       });
 
-      await t.test("resources/list: the readme, the stats and the writer's team's notes", async () => {
+      await t.test("resources/list: the readme, the stats, the notes board and the writer's team's notes", async () => {
         const { resources } = await client.listResources(undefined, { timeout: 10_000 });
         assert.deepEqual(
           resources.map((r) => r.uri),
-          ['app://readme', 'app://stats', ...demoNotes.map((id) => `notes://${id}`)],
+          ['app://readme', 'app://stats', 'ui://notes/board', ...demoNotes.map((id) => `notes://${id}`)],
         );
         const readme = resources[0];
         assert.equal(readme.name, 'readme');

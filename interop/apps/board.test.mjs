@@ -1,0 +1,493 @@
+// Renders the example app's MCP App, ui://notes/board, in headless Chromium
+// inside a host built on the official AppBridge (host.js), and drives it as
+// a writer and as a reader: over HTTP/1.1 to the app itself, then over
+// HTTP/2 with TLS. Checks what issue 29 item 5 lists: the host enforces
+// visibility (the model's tool list lacks notes_board_state, the app calls
+// it), a writer's note appears in the app, in notes_list and as exactly
+// one note_create audit record with its text redacted; a reader has no Add
+// button, and a note_create forced from the app is refused 403 and shown;
+// a note the tool itself refuses (isError) is shown and changes nothing.
+// A screenshot of each state is saved and its path printed.
+//
+// Run by scripts/interop-apps.sh, which installs the pinned packages from
+// package-lock.json into a cache, builds the app and a TLS certificate and
+// sets:
+//
+//   MCPMW_CHI_APP     the example app binary
+//   MCPMW_CHROMIUM    the browser (default /usr/bin/chromium, Debian's)
+//   MCPMW_TLS_CERT, MCPMW_TLS_KEY   a certificate for 127.0.0.1 (PEM)
+//   MCPMW_APPS_SHOTS  where the screenshots go (default: a new temporary folder)
+//
+// The app serves plain HTTP, so the HTTP/2 run goes through a TLS front
+// (node:http2) that relays each request to it unchanged.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import http2 from 'node:http2';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const UI_MIME = 'text/html;profile=mcp-app';
+const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+const WAIT = 30_000; // every wait for something that must happen: generous on a busy machine
+
+let app;
+let browser;
+let hostPage;
+let shots;
+let profile;
+const fronts = [];
+
+before(async () => {
+  hostPage = await bundleHost();
+  app = await startApp(process.env.MCPMW_CHI_APP);
+  shots = process.env.MCPMW_APPS_SHOTS || mkdtempSync(join(tmpdir(), 'mcpmw-apps-shots-'));
+  mkdirSync(shots, { recursive: true });
+  console.log(`screenshots: ${shots}`);
+  profile = mkdtempSync(join(tmpdir(), 'mcpmw-apps-chromium-'));
+  // A persistent context, so that the profile is the fresh folder made
+  // here; the flags keep the browser from reaching anything but the app.
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.MCPMW_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    ignoreHTTPSErrors: true, // the TLS front's certificate is made for the run
+    viewport: { width: 900, height: 700 },
+    timeout: WAIT,
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const f of fronts) await f.close();
+  await app?.stop();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+// --- the host page -----------------------------------------------------------
+
+/** The host page: host.js and its packages bundled into one HTML document. */
+async function bundleHost() {
+  const out = await build({
+    entryPoints: [join(HERE, 'host.js')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'chrome120',
+    write: false,
+    logLevel: 'error',
+  });
+  const js = out.outputFiles[0].text.replaceAll('</script', '<\\/script');
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>mcpmw test host</title>
+<style>
+  body { font-family: system-ui, sans-serif; margin: 16px; background: #f6f8fa; color: #1f2328; }
+  h1 { font-size: 15px; margin: 0 0 8px; color: #59636e; }
+  iframe { width: 100%; height: 320px; background: #fff; }
+  iframe.bordered { border: 1px solid #d1d9e0; border-radius: 8px; }
+  iframe.borderless { border: none; }
+</style></head>
+<body><h1>MCP Apps test host (AppBridge) — notes_list's UI</h1><div id="app"></div>
+<script type="module">${js}</script></body></html>`;
+}
+
+/** Opens the host page at origin as the bearer of token, in theme, and waits for the board. */
+async function openHost(origin, token, theme = 'light') {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(WAIT);
+  // The host page is served to the browser from the app's own origin (as a
+  // real web host serves its page from its own), without touching the app.
+  await page.route(`${origin}/__host/**`, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: hostPage }),
+  );
+  await page.goto(`${origin}/__host/?token=${encodeURIComponent(token)}&theme=${theme}`);
+  await page.waitForFunction(() => window.__host?.ready || window.__host?.error, null, { timeout: WAIT });
+  const error = await page.evaluate(() => window.__host.error);
+  assert.equal(error, null, `the host failed: ${error}`);
+  const frame = page.frameLocator('iframe[title="notes board"]');
+  await frame.locator('#count').filter({ hasText: /\d+ notes?/ }).waitFor();
+  return { page, frame, host: () => page.evaluate(() => JSON.parse(JSON.stringify(window.__host))) };
+}
+
+/** The board's frame, for code run inside the app. */
+function boardFrame(page) {
+  const f = page.frames().find((fr) => fr.parentFrame() === page.mainFrame());
+  assert.ok(f, 'the board frame');
+  return f;
+}
+
+async function shoot(page, name) {
+  const path = join(shots, name);
+  await page.screenshot({ path, fullPage: true });
+  console.log(`screenshot: ${path}`);
+}
+
+// --- the example app and the TLS front ------------------------------------------
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts the app binary on a free loopback port and waits for /healthz; a
+ * start that fails (another process took the port) is retried on a new one.
+ */
+async function startApp(bin) {
+  assert.ok(bin, 'MCPMW_CHI_APP must name the example app binary (scripts/interop-apps.sh builds it)');
+  const dir = mkdtempSync(join(tmpdir(), 'mcpmw-interop-apps-'));
+  let lastOutput = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const auditPath = join(dir, `audit-${attempt}.jsonl`);
+    const child = spawn(bin, [], {
+      env: { ...process.env, ADDR: `127.0.0.1:${port}`, AUDIT_LOG: auditPath },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    let done = false;
+    exited.then(() => (done = true));
+    process.on('exit', () => done || child.kill('SIGKILL'));
+    const origin = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + WAIT;
+    while (!done && Date.now() < deadline) {
+      try {
+        const resp = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(1000) });
+        if (resp.ok) {
+          return {
+            origin,
+            port,
+            auditPath,
+            output: () => output,
+            async stop() {
+              if (!done) {
+                child.kill('SIGINT');
+                const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+                this.exit = await exited;
+                clearTimeout(timer);
+              }
+            },
+            cleanup: () => rmSync(dir, { recursive: true, force: true }),
+          };
+        }
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    lastOutput = output;
+    child.kill('SIGKILL');
+    await exited;
+  }
+  throw new Error(`the example app did not start; last output:\n${lastOutput}`);
+}
+
+/**
+ * An HTTP/2 server with TLS on a free loopback port that relays every
+ * request to the app over HTTP/1.1, its body streamed both ways (event
+ * streams included), and records the HTTP version each request came in on.
+ */
+async function startFront(upstreamPort) {
+  const versions = [];
+  const srv = http2.createSecureServer({
+    cert: readFileSync(process.env.MCPMW_TLS_CERT),
+    key: readFileSync(process.env.MCPMW_TLS_KEY),
+    allowHTTP1: false,
+  });
+  srv.on('request', (req, res) => {
+    versions.push(req.httpVersion);
+    const headers = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (!k.startsWith(':')) headers[k] = v;
+    }
+    headers.host = req.headers[':authority'];
+    const up = http.request(
+      { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers },
+      (ur) => {
+        const out = {};
+        for (const [k, v] of Object.entries(ur.headers)) {
+          if (!['connection', 'keep-alive', 'transfer-encoding'].includes(k)) out[k] = v;
+        }
+        res.writeHead(ur.statusCode, out);
+        ur.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  const sessions = new Set();
+  srv.on('session', (s) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
+  });
+  await new Promise((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', resolve);
+  });
+  const front = {
+    origin: `https://127.0.0.1:${srv.address().port}`,
+    versions,
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sessions) s.destroy();
+        srv.close(() => resolve());
+      }),
+  };
+  fronts.push(front);
+  return front;
+}
+
+// --- the scenario -------------------------------------------------------------------
+
+const TRANSPORTS = ['HTTP/1.1', 'HTTP/2'];
+/** The notes each run's writer added, by transport. */
+const added = {};
+
+for (const proto of TRANSPORTS) {
+  test(`the notes board over ${proto}`, { timeout: 180_000 }, async (t) => {
+    const tls = proto === 'HTTP/2';
+    const front = tls ? await startFront(app.port) : null;
+    const origin = tls ? front.origin : app.origin;
+    const tag = tls ? 'h2' : 'h1';
+    // Angle brackets and an ampersand, to see the board shows text as text.
+    const marker = `from the browser over ${proto} <b>not bold</b> & 7d41-${tag}`;
+    added[proto] = marker;
+    let notesAfterWriter;
+
+    await t.test('writer: the host enforces visibility and renders the board', async () => {
+      const { page, frame, host } = await openHost(origin, 'writer-token');
+      const h = await host();
+      const listed = Object.fromEntries(h.serverTools.map((x) => [x.name, x.visibility]));
+      assert.deepEqual(listed.notes_board_state, ['app'], 'the server lists the app-only tool to a UI host');
+      assert.ok(!h.modelTools.includes('notes_board_state'), `the model's tools: ${h.modelTools}`);
+      assert.ok(h.modelTools.includes('notes_list') && h.modelTools.includes('note_create'), `the model's tools: ${h.modelTools}`);
+      assert.equal(h.resource.uri, 'ui://notes/board');
+      assert.equal(h.resource.mimeType, UI_MIME);
+      assert.deepEqual(h.resource.ui, { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true });
+      assert.match(h.resource.csp, /connect-src 'none'/);
+      for (const ex of h.wire.filter((e) => e.method === 'POST')) {
+        assert.deepEqual(ex.extensions?.[UI_EXTENSION], { mimeTypes: [UI_MIME] }, `${ex.rpcMethod} declares the UI extension`);
+      }
+      assert.ok(
+        h.appCalls.some((c) => c.name === 'notes_board_state' && c.outcome === 'ok'),
+        `the app called notes_board_state: ${JSON.stringify(h.appCalls)}`,
+      );
+      // The model may not call the app-only tool: the host refuses it and
+      // nothing goes on the wire.
+      const sent = h.wire.length;
+      await assert.rejects(
+        page.evaluate(() => window.__host.callAsModel('notes_board_state')),
+        /not visible to the model/,
+      );
+      assert.equal((await host()).wire.length, sent);
+
+      // The frame is sandboxed to an opaque origin, and the CSP from
+      // _meta.ui.csp is in force in it: a fetch of the app's own origin is
+      // a connect-src violation (or, were there no CSP, a plain CORS
+      // failure after at most 10 s).
+      assert.equal(await boardFrame(page).evaluate(() => self.origin), 'null');
+      const violated = await boardFrame(page).evaluate(
+        (url) =>
+          new Promise((resolve) => {
+            document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true });
+            fetch(url).catch(() => setTimeout(() => resolve('no violation'), 10_000));
+          }),
+        `${origin}/healthz`,
+      );
+      assert.equal(violated, 'connect-src');
+      // The board told the host its size, and the host sized the frame.
+      await page.waitForFunction(() => window.__host.sizeChanges > 0);
+      // It listens to its host alone: a message from any other window (here
+      // the frame itself) is ignored. Messages arrive in order, so when the
+      // second one reaches this listener the board has seen the first.
+      const theme = await boardFrame(page).evaluate(
+        () =>
+          new Promise((resolve) => {
+            const done = (e) => {
+              if (e.data === 'probe done') resolve(document.documentElement.dataset.theme);
+            };
+            window.addEventListener('message', done);
+            window.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/host-context-changed', params: { theme: 'dark' } }, '*');
+            window.postMessage('probe done', '*');
+          }),
+      );
+      assert.equal(theme, 'light', 'a message from another window changed the board');
+
+      const addButton = frame.getByRole('button', { name: 'Add' });
+      await addButton.waitFor();
+      const before = await frame.locator('#notes li').count();
+      await shoot(page, `${tag}-1-writer-board.png`);
+
+      await frame.getByRole('textbox', { name: 'New note' }).fill(marker);
+      await addButton.click();
+      const item = frame.locator('#notes li').filter({ hasText: marker });
+      await item.waitFor();
+      assert.equal(await frame.locator('#notes li').count(), before + 1);
+      assert.equal(await frame.locator('#notes li b').count(), 0, 'note text is shown as text, not markup');
+      assert.equal(await frame.getByRole('textbox', { name: 'New note' }).inputValue(), '');
+      assert.equal(await frame.locator('#error').textContent(), '');
+      await shoot(page, `${tag}-2-writer-added.png`);
+
+      const after = await host();
+      const creates = after.wire.filter((e) => e.rpcMethod === 'tools/call' && e.tool === 'note_create');
+      assert.deepEqual(creates.map((e) => e.status), [200], 'exactly one note_create went to the server');
+      const listed2 = await page.evaluate(() => window.__host.callAsModel('notes_list', {}));
+      assert.ok(!listed2.isError);
+      assert.ok(
+        listed2.structuredContent.notes.some((n) => n.text === marker),
+        `notes_list holds the note: ${JSON.stringify(listed2.structuredContent)}`,
+      );
+      notesAfterWriter = before + 1;
+      if (tls) {
+        const protocols = await page.evaluate(() =>
+          performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/mcp')).map((e) => e.nextHopProtocol),
+        );
+        assert.ok(protocols.length > 0 && protocols.every((p) => p === 'h2'), `the page's protocols: ${protocols}`);
+      }
+      // The board answers the host's teardown request.
+      assert.deepEqual(await page.evaluate(() => window.__host.teardown()), {});
+      await page.close();
+    });
+
+    await t.test('reader: no Add button; a forced note_create is refused 403 and shown', async () => {
+      // In the dark: the board follows the host's theme.
+      const { page, frame, host } = await openHost(origin, 'reader-token', 'dark');
+      assert.equal(await boardFrame(page).evaluate(() => document.documentElement.dataset.theme), 'dark');
+      const h = await host();
+      assert.ok(!h.modelTools.includes('notes_board_state'), `the model's tools: ${h.modelTools}`);
+      assert.ok(!h.modelTools.includes('note_create'), 'a reader is not offered note_create');
+      await frame.locator('#notes li').filter({ hasText: marker }).waitFor();
+      const shown = await frame.locator('#notes li').count();
+      assert.equal(shown, notesAfterWriter, "the reader sees the team's notes");
+      assert.equal(await frame.getByRole('button').count(), 0, 'no button at all');
+      assert.equal(await frame.getByRole('textbox').count(), 0, 'no text field');
+      await frame.getByText('Read-only').waitFor();
+      await shoot(page, `${tag}-3-reader-board.png`);
+
+      // A host that let the reader through: the app's own add path, driven
+      // from inside the frame.
+      const ok = await boardFrame(page).evaluate(() => addNote('forced by a reader'));
+      assert.equal(ok, false);
+      const error = frame.getByRole('alert');
+      await error.filter({ hasText: 'Could not add the note' }).waitFor();
+      const message = await error.textContent();
+      await shoot(page, `${tag}-4-reader-refused.png`);
+
+      const after = await host();
+      const creates = after.wire.filter((e) => e.rpcMethod === 'tools/call' && e.tool === 'note_create');
+      assert.deepEqual(creates.map((e) => e.status), [403], 'the server refused note_create with a 403');
+      assert.ok(
+        after.appCalls.some((c) => c.name === 'note_create' && c.outcome === 'error'),
+        JSON.stringify(after.appCalls),
+      );
+      // The host passes on the client's error, which names the missing scope.
+      assert.match(message, /^Could not add the note: .*write/);
+      assert.equal(await frame.locator('#notes li').count(), shown, 'the board changed nothing');
+      const listed = await page.evaluate(() => window.__host.callAsModel('notes_list', {}));
+      assert.equal(listed.structuredContent.notes.length, shown);
+      assert.ok(!listed.structuredContent.notes.some((n) => n.text.includes('forced')));
+      await page.close();
+    });
+
+    await t.test('writer: a note the tool refuses (isError) is shown and changes nothing; corrected, it goes in; the model adds one', async () => {
+      const { page, frame, host } = await openHost(origin, 'writer-token');
+      const shown = await frame.locator('#notes li').count();
+      // 1000 characters, within the field's limit, but 3000 bytes: the
+      // tool answers isError, not the permission gate.
+      // Entered with the Enter key, where the first add clicked.
+      await frame.getByRole('textbox', { name: 'New note' }).fill('€'.repeat(1000));
+      await frame.getByRole('textbox', { name: 'New note' }).press('Enter');
+      const error = frame.getByRole('alert');
+      await error.filter({ hasText: 'Could not add the note' }).waitFor();
+      assert.match(await error.textContent(), /^Could not add the note: text must be 1 to 2000 bytes long/);
+      assert.equal(await frame.locator('#notes li').count(), shown, 'the board changed nothing');
+      assert.equal(await frame.getByRole('textbox', { name: 'New note' }).inputValue(), '€'.repeat(1000), 'the text is kept, to be corrected');
+      await shoot(page, `${tag}-5-writer-rejected.png`);
+      // Corrected, it goes in, and the error goes away.
+      const fixed = `corrected over ${proto} 7d41-${tag}`;
+      await frame.getByRole('textbox', { name: 'New note' }).fill(fixed);
+      await frame.getByRole('textbox', { name: 'New note' }).press('Enter');
+      await frame.locator('#notes li').filter({ hasText: fixed }).waitFor();
+      assert.equal(await frame.locator('#error').textContent(), '', 'the error is gone'); // and so hidden from getByRole
+      const after = await host();
+      assert.deepEqual(
+        after.appCalls.filter((c) => c.name === 'note_create').map((c) => c.outcome),
+        ['isError', 'ok'],
+      );
+      // The model adds a note with the board on screen: the host sends the
+      // call's result to the app, which refreshes.
+      const byModel = `from the model over ${proto} 7d41-${tag}`;
+      const res = await page.evaluate((text) => window.__host.callAsModelShown('note_create', { text }), byModel);
+      assert.ok(!res.isError, JSON.stringify(res));
+      await frame.locator('#notes li').filter({ hasText: byModel }).waitFor();
+      assert.equal(await frame.locator('#notes li').count(), shown + 2);
+      await page.close();
+    });
+
+    if (tls) {
+      assert.ok(front.versions.length > 0 && front.versions.every((v) => v === '2.0'), `front saw ${front.versions}`);
+    }
+  });
+}
+
+test('the app audited exactly one note_create per add (and per refusal), its text redacted', { timeout: 60_000 }, async () => {
+  await app.stop();
+  assert.equal(app.exit?.code, 0, `the app stops cleanly on SIGINT; output:\n${app.output()}`);
+  const audit = readFileSync(app.auditPath, 'utf8');
+  const creates = [];
+  const boards = [];
+  for (const line of audit.split('\n')) {
+    if (!line) continue;
+    const rec = JSON.parse(line);
+    if (rec.method !== 'tools/call') continue;
+    if (rec.tool === 'note_create') creates.push([rec.caller, rec.outcome, rec.status, rec.arguments?.text, rec.protocol_version]);
+    if (rec.tool === 'notes_board_state') boards.push([rec.caller, rec.outcome]);
+  }
+  const want = [];
+  for (const proto of TRANSPORTS) {
+    if (!added[proto]) continue;
+    want.push(
+      ['writer', 'ok', 200, '[redacted]', '2026-07-28'], // the first add
+      ['reader', 'denied', 403, '[redacted]', '2026-07-28'], // the forced one
+      ['writer', 'error', 200, '[redacted]', '2026-07-28'], // 3000 bytes
+      ['writer', 'ok', 200, '[redacted]', '2026-07-28'], // corrected
+      ['writer', 'ok', 200, '[redacted]', '2026-07-28'], // by the model
+    );
+  }
+  assert.deepEqual(creates, want);
+  for (const text of Object.values(added)) {
+    assert.ok(!audit.includes('7d41'), `the audit never holds a note's text (${text})`);
+  }
+  assert.ok(!audit.includes('forced by a reader'));
+  assert.ok(!audit.includes('€'));
+  assert.ok(boards.length >= 4 && boards.every(([, outcome]) => outcome === 'ok'), JSON.stringify(boards));
+  app.cleanup();
+});
