@@ -71,12 +71,18 @@ func (c ClientCapability) check(what string) {
 
 // lacks is the record's summary of a request refused for lacking c: an
 // extension is named as one ("client lacks the extension
-// io.modelcontextprotocol/tasks"), anything else by its path.
+// io.modelcontextprotocol/tasks"), with what it must declare
+// ("io.modelcontextprotocol/ui with mimeTypes containing ..."), anything
+// else by its path.
 func lacks(c ClientCapability) string {
-	if len(c.Path) == 2 && c.Path[0] == "extensions" && c.Contains == "" {
-		return "client lacks the extension " + c.Path[1]
+	if len(c.Path) < 2 || c.Path[0] != "extensions" {
+		return "client lacks capability " + c.String()
 	}
-	return "client lacks capability " + c.String()
+	s := "client lacks the extension " + c.Path[1]
+	if len(c.Path) > 2 {
+		s += " with " + ClientCapability{Path: c.Path[2:], Contains: c.Contains}.String()
+	}
+	return s
 }
 
 // cloneCapabilities returns a deep copy of caps, paths and all.

@@ -69,3 +69,37 @@ func TestToolListedOnlyForAClientCapability(t *testing.T) {
 	assert.Equal(t, mcpmw.CodeInvalidParams, old.Error.Code)
 	assert.Equal(t, "Unknown tool: app_only", old.Error.Message, "a legacy client never saw it: it does not exist there")
 }
+
+// The record of a refused call names what the client lacks: an extension
+// as one, with what it must declare of it.
+func TestClientLacksTheExtensionRecorded(t *testing.T) {
+	t.Parallel()
+	ok := func(context.Context, mcpmw.Caller, *mcpmw.Args) (mcpmw.ToolResult, error) {
+		return mcpmw.TextResult("ok"), nil
+	}
+	var reg mcpmw.Registry
+	reg.AddTools(
+		mcpmw.Tool{Name: "app_only", Permission: "read", Call: ok, ListedOnlyFor: []mcpmw.ClientCapability{
+			{Path: []string{"extensions", "io.modelcontextprotocol/ui", "mimeTypes"}, Contains: "text/html;profile=mcp-app"}}},
+		mcpmw.Tool{Name: "tasks_only", Permission: "read", Call: ok, ListedOnlyFor: []mcpmw.ClientCapability{
+			mcpmw.Capability("extensions", "com.example/x")}},
+		mcpmw.Tool{Name: "sampler", Permission: "read", Call: ok, RequiredClientCapabilities: []mcpmw.ClientCapability{
+			mcpmw.Capability("sampling")}},
+		mcpmw.Tool{Name: "one_segment", Permission: "read", Call: ok, RequiredClientCapabilities: []mcpmw.ClientCapability{
+			mcpmw.Capability("extensions")}},
+	)
+	audit := &spy{}
+	h := mcpmw.New(&reg, tokenAuthn, audit, nil)
+	t.Cleanup(h.Close)
+	for tool, want := range map[string]string{
+		"app_only":    `client lacks the extension io.modelcontextprotocol/ui with mimeTypes containing "text/html;profile=mcp-app"`,
+		"tasks_only":  `client lacks the extension com.example/x`,
+		"sampler":     `client lacks capability sampling`,
+		"one_segment": `client lacks capability extensions`,
+	} {
+		w := serve(h, withCaps("tools/call", `"name":"`+tool+`","arguments":{}`, `{}`, "Mcp-Name", tool))
+		assert.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+		rs := audit.records()
+		assert.Equal(t, want, rs[len(rs)-1].Summary, tool)
+	}
+}

@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw/examples/internal/redisenv"
+	"github.com/mcpmw/mcpmw/internal/redistest"
 )
 
 // The notes board's contract, tested from outside as a host would meet
@@ -188,4 +191,33 @@ func TestBoardExtensionDeclared(t *testing.T) {
 		require.NoError(t, json.Unmarshal(rep.result["capabilities"], &caps))
 		assert.JSONEq(t, `{}`, string(caps.Extensions["io.modelcontextprotocol/ui"]), v)
 	}
+}
+
+// On Redis the board reads the same notes any instance wrote, and an
+// outage is the tool's isError, as for every notes tool.
+func TestBoardStateOnRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := testConfig()
+	var err error
+	c.redis, err = redisenv.FromEnv(func(k string) string {
+		return map[string]string{"REDIS_URL": "redis://" + srv.Addr + "/0", "REDIS_TIMEOUT": busyRedisTimeout}[k]
+	})
+	require.NoError(t, err)
+	instance := func() *testApp {
+		a := &testApp{audit: &lockedBuffer{}, log: &lockedBuffer{}}
+		h, mcp, done := newApp(c, a.audit, a.log)
+		a.h = h
+		t.Cleanup(func() { mcp.Close(); done() })
+		return a
+	}
+	writer, reader := instance(), instance()
+	writer.exchange(t, modernCall(writerToken, `1`, "note_create", `{"text":"in redis"}`),
+		expect{status: 200, audit: audited("ok", "writer", "tools/call", "note_create")})
+	reader.exchange(t, withUI(modernCall(readerToken, `2`, "notes_board_state", `{}`)), expect{status: 200, audit: audited("ok", "reader", "tools/call", "notes_board_state"),
+		check: toolOK(true, `1 notes, oldest first: #1 "in redis"; you may not add notes`, `{"notes":[{"id":1,"text":"in redis"}],"canWrite":false}`)})
+
+	srv.Stop()
+	reader.exchange(t, withUI(modernCall(readerToken, `3`, "notes_board_state", `{}`)), expect{status: 200, audit: audited("error", "reader", "tools/call", "notes_board_state"),
+		check: toolFailed(true, "the notes store (Redis) is not answering")})
 }
