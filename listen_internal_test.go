@@ -177,3 +177,33 @@ func TestTaskMembers(t *testing.T) {
 	task.Result = []byte(`{"content":`)
 	assert.Nil(t, taskMembers(task))
 }
+
+// Closing writes every task notification held, after the list changes;
+// a write that fails ends the writing.
+func TestListenClosingWritesTaskNotes(t *testing.T) {
+	t.Parallel()
+	ad := newAdvertisement(Implementation{Name: "s", Version: "1"}, "", &[revisionCount][]declaredCapability{}, 0)
+	l := &listenMethods{ad: ad}
+	lis := newListener(everything{}, kindToolsChanged, nil)
+	notes := []taskNote{{0, []byte(`"taskId":"a","status":"working"`)}, {0, []byte(`"taskId":"a","status":"completed"`)}}
+	w := newDeadlineWriter()
+	s := &stream{w: w, token: []byte(`1`)}
+	l.closing(context.Background(), s, lis, []byte(`"q"`), []int{0}, notes)
+	_, writes := w.recorded()
+	assert.Equal(t, 3, writes, "the list change, then both task notifications")
+
+	w = newDeadlineWriter()
+	w.block = true
+	s = &stream{w: w, token: []byte(`1`), timeout: 50 * time.Millisecond}
+	l.closing(context.Background(), s, lis, []byte(`"q"`), nil, notes)
+	_, writes = w.recorded()
+	assert.Equal(t, 1, writes, "the first write failed: nothing more was tried")
+}
+
+// A task notification carries the task's members and the stream's
+// subscription id, on one line.
+func TestAppendTaskNotification(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"a","status":"working","_meta":{"io.modelcontextprotocol/subscriptionId":"q"}}}`,
+		string(appendTaskNotification(nil, []byte(`"q"`), []byte(`"taskId":"a","status":"working"`))))
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -319,6 +320,43 @@ func (n *indentingNotifier) Publish(ctx context.Context, ev mcpmw.Event) error {
 			}
 		}
 		ev.Task = &c
+	}
+	return n.LocalNotifier.Publish(ctx, ev)
+}
+
+// A Notifier that fails loses the notification, says so in the log, and
+// leaves the task alone: tasks/get still reads it.
+func TestTaskStatusNotifierFailureIsLogged(t *testing.T) {
+	t.Parallel()
+	n := &failingNotifier{LocalNotifier: mcpmw.NewLocalNotifier()}
+	gate := make(chan struct{})
+	e := newTaskEnv(t, &mcpmw.Options{Notifier: n}, confirmTool(gate))
+	id := e.create(t, "alice", "confirm", "")
+	close(gate)
+	e.until(t, id, "input_required")
+	waitFor := time.Now().Add(mcpmw.Patience)
+	for !strings.Contains(e.log.String(), "a task's status change could not be published to listeners") {
+		require.True(t, time.Now().Before(waitFor), "no log line: %s", e.log.String())
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.Contains(t, e.log.String(), "bus down")
+	require.Equal(t, 200, e.do(t, "alice", "tasks/cancel", `"taskId":`+strconv.Quote(id), taskCaps).Status) // Close need not wait for it
+
+	ok := newTaskEnv(t, nil, confirmTool(nil))
+	assert.NotContains(t, ok.log.String(), "could not be published")
+	okID := ok.create(t, "alice", "confirm", "")
+	require.Equal(t, 200, ok.do(t, "alice", "tasks/cancel", `"taskId":`+strconv.Quote(okID), taskCaps).Status)
+	ok.until(t, okID, "cancelled")
+	untilEndRecord(t, ok, okID)
+	assert.NotContains(t, ok.log.String(), "could not be published", "a Notifier that delivers: nothing logged")
+}
+
+// failingNotifier fails every task status event.
+type failingNotifier struct{ *mcpmw.LocalNotifier }
+
+func (n *failingNotifier) Publish(ctx context.Context, ev mcpmw.Event) error {
+	if ev.Method == mcpmw.TaskStatusChanged {
+		return errors.New("bus down")
 	}
 	return n.LocalNotifier.Publish(ctx, ev)
 }
