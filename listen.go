@@ -51,6 +51,12 @@ func (h *Handler) withListen(methods []Method, o *Options) ([]Method, bool) {
 	if l.served == 0 {
 		return methods, false
 	}
+	if h.tasks.served() {
+		// Task status changes are told through the Notifier, so that a
+		// listener on any instance hears them (tasknotify.go).
+		l.served |= kindTaskStatus
+		h.tasks.notifier = h.notifier
+	}
 	return append(methods, Method{Name: "subscriptions/listen", Revisions: modernOnly, Lifetime: LifetimeStream, Handle: l.handle, extends: listenExtends}), true
 }
 
@@ -106,15 +112,17 @@ func (l *listenMethods) serve(ctx context.Context, s *stream, lis *listener, id,
 		lifetime = t.C
 	}
 	var places []int
+	var notes []taskNote
 	for {
 		var err error
 		select {
 		case <-lis.wake:
 			var ended bool
-			if places, ended = l.take(lis, places[:0]); ended {
-				return l.closing(ctx, s, lis, id, places)
+			if places, notes, ended = l.take(lis, places[:0], notes[:0]); ended {
+				return l.closing(ctx, s, lis, id, places, notes)
 			}
-			err = l.sendAll(ctx, s, lis, id, places)
+			err = l.sendAll(ctx, s, lis, id, places, notes)
+			clear(notes) // hold no params past their writing
 		case <-tick:
 			err = s.keepAlive(ctx)
 		case <-lifetime:
@@ -137,19 +145,25 @@ func (l *listenMethods) serve(ctx context.Context, s *stream, lis *listener, id,
 // within one event write timeout in all (the stream's: each write within
 // its own deadline too), and then the result. A client that does not take them in time loses them,
 // and the stream is abandoned.
-func (l *listenMethods) closing(ctx context.Context, s *stream, lis *listener, id []byte, places []int) *Response {
+func (l *listenMethods) closing(ctx context.Context, s *stream, lis *listener, id []byte, places []int, notes []taskNote) *Response {
 	ctx, cancel := context.WithTimeout(ctx, s.writeTimeout())
 	defer cancel()
-	if err := l.sendAll(ctx, s, lis, id, places); err != nil {
+	if err := l.sendAll(ctx, s, lis, id, places, notes); err != nil {
 		s.abandon()
 	}
 	return l.result(id)
 }
 
-// sendAll writes the notifications at places of lis's queue.
-func (l *listenMethods) sendAll(ctx context.Context, s *stream, lis *listener, id []byte, places []int) error {
+// sendAll writes the notifications at places of lis's queue, then the
+// task notifications notes.
+func (l *listenMethods) sendAll(ctx context.Context, s *stream, lis *listener, id []byte, places []int, notes []taskNote) error {
 	for _, p := range places {
 		if err := s.send(ctx, lis.appendNotification(make([]byte, 0, 160+len(id)), id, p)); err != nil {
+			return err
+		}
+	}
+	for _, n := range notes {
+		if err := s.send(ctx, appendTaskNotification(make([]byte, 0, 128+len(n.members)+len(id)), id, n.members)); err != nil {
 			return err
 		}
 	}
@@ -165,12 +179,13 @@ func lifetimeOf(d time.Duration) time.Duration {
 }
 
 // take returns, appended to dst, the places of what lis is to write now,
-// and ended when it must end once they are written: the notifications
+// appended to notes its task notifications, and ended when it must end
+// once they are written: the notifications
 // queued for it (their callers already said yes), then the kinds of
 // registry change its caller may see, which it asks here, on the stream's
 // own goroutine.
-func (l *listenMethods) take(lis *listener, dst []int) (_ []int, ended bool) {
-	dst, ended = lis.take(dst)
+func (l *listenMethods) take(lis *listener, dst []int, notes []taskNote) (_ []int, _ []taskNote, ended bool) {
+	dst, notes, ended = lis.take(dst, notes)
 	var changes [8]regChange
 	for _, c := range l.hub.takeRegistry(lis, changes[:0]) {
 		p := listChangedPlace(c.kind)
@@ -178,7 +193,7 @@ func (l *listenMethods) take(lis *listener, dst []int) (_ []int, ended bool) {
 			dst = append(dst, p)
 		}
 	}
-	return dst, ended
+	return dst, notes, ended
 }
 
 // mayHear reports whether caller may be told about a change guarded by
@@ -231,6 +246,16 @@ func (l *listener) appendNotification(dst, id []byte, p int) []byte {
 	return append(dst, "}}"...)
 }
 
+// appendTaskNotification appends a notifications/tasks whose params
+// are members (the task, taskMembers) and the _meta of the stream of the
+// listen request id.
+func appendTaskNotification(dst, id, members []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"`+TaskStatusChanged+`","params":{`...)
+	dst = append(append(dst, members...), ',')
+	dst = appendSubscriptionMeta(dst, id)
+	return append(dst, "}}"...)
+}
+
 // listenFlags are the boolean members of a SubscriptionFilter.
 var listenFlags = [...]struct {
 	name string
@@ -268,11 +293,27 @@ func (l *listenMethods) parse(req *Request) (*listener, []byte, string, *Respons
 	if uris != nil && l.served&kindResourceUpdated != 0 {
 		a.subscribe(uris)
 	}
+	ids, resp := listenTaskIDs(jsonwire.Lookup(members, "taskIds"))
+	if resp != nil {
+		return nil, nil, "", resp
+	}
+	if ids != nil && l.served&kindTaskStatus != 0 {
+		if !hasClientCapability(req.ClientCapabilities, tasksCapability) {
+			resp := tasksUndeclared(req.Method)
+			resp.Error.Message = "taskIds asks for the tasks extension's notifications: declare the client capability " + tasksCapability.String()
+			return nil, nil, "", resp
+		}
+		a.watchTasks(ids)
+	}
 	summary := "listen: nothing"
 	if len(a.names) > 0 {
 		summary = "listen: " + strings.Join(a.names, ", ")
 	}
-	return newListener(req.Caller, a.kinds, uris), append(a.honoured, '}'), summary, nil
+	lis := newListener(req.Caller, a.kinds, uris)
+	if a.kinds&kindTaskStatus != 0 {
+		lis.watch(callerID(req.Caller), req.endpoint.key(), ids)
+	}
+	return lis, append(a.honoured, '}'), summary, nil
 }
 
 // listenAsk is what a listen request asks for and the endpoint can
@@ -328,6 +369,55 @@ func (a *listenAsk) subscribe(uris []listenURI) {
 	}
 	a.honour(append(b, ']')...)
 	a.names = append(a.names, "resourceSubscriptions ("+strconv.Itoa(len(uris))+" URIs)")
+}
+
+// watchTasks adds the task ids to a, acknowledged as the client spelt
+// them: whether each names a task of the caller's is not told (tasks/get
+// tells no more), and each change is checked against the caller when it
+// is delivered.
+func (a *listenAsk) watchTasks(ids []string) {
+	a.kinds |= kindTaskStatus
+	b := []byte(`"taskIds":[`)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonwire.AppendString(b, id)
+	}
+	a.honour(append(b, ']')...)
+	a.names = append(a.names, "taskIds ("+strconv.Itoa(len(ids))+" tasks)")
+}
+
+// listenTaskIDs reads taskIds: nil when absent, else its strings (an
+// empty array gives an empty, non-nil list), within maxListenTaskIDs of
+// at most maxListenTaskIDLength bytes each.
+func listenTaskIDs(raw []byte) ([]string, *Response) {
+	switch jsonwire.KindOf(raw) {
+	case jsonwire.KindNone:
+		return nil, nil
+	case jsonwire.KindArray:
+	default:
+		return nil, invalidListen("params.notifications.taskIds must be an array of task id strings, not " + jsonwire.KindOf(raw).String())
+	}
+	ids := []string{}
+	for i := jsonwire.SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+		end := jsonwire.ValueEnd(raw, i)
+		v := raw[i:end]
+		id, ok := jsonwire.Unquote(v)
+		switch {
+		case !ok:
+			return nil, invalidListen("params.notifications.taskIds[" + strconv.Itoa(len(ids)) + "] must be a string, not " + jsonwire.KindOf(v).String())
+		case len(id) > maxListenTaskIDLength:
+			return nil, invalidListen("params.notifications.taskIds[" + strconv.Itoa(len(ids)) + "] is longer than " + strconv.Itoa(maxListenTaskIDLength) + " bytes")
+		case len(ids) == maxListenTaskIDs:
+			return nil, invalidListen("params.notifications.taskIds lists more than " + strconv.Itoa(maxListenTaskIDs) + " tasks")
+		}
+		ids = append(ids, id)
+		if i = jsonwire.SkipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = jsonwire.SkipSpace(raw, i+1)
+		}
+	}
+	return ids, nil
 }
 
 // listenURI is one of resourceSubscriptions: as the client spelt it, and

@@ -115,8 +115,15 @@ type sse struct {
 // headers are in.
 func (e *listenEnv) listen(t *testing.T, token, id, notifications string) *sse {
 	t.Helper()
+	return openSSE(t, e.client, e.srv.URL, token, listenBody(id, notifications))
+}
+
+// openSSE sends the listen request body to url as token, and returns
+// its stream once the response headers are in.
+func openSSE(t *testing.T, client *http.Client, url, token, body string) *sse {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	resp, err := e.client.Do(mcpPost(ctx, t, e.srv.URL, token, listenBody(id, notifications), "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
+	resp, err := client.Do(mcpPost(ctx, t, url, token, body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
 	require.NoError(t, err)
 	s := &sse{resp: resp, frames: make(chan string, 256), cancel: cancel}
 	t.Cleanup(func() { cancel(); resp.Body.Close() })

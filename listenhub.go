@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 )
@@ -41,6 +42,14 @@ const (
 	// maxListenURIs and maxListenURILength bound resourceSubscriptions.
 	maxListenURIs      = 1000
 	maxListenURILength = 2048
+	// maxListenTaskIDs and maxListenTaskIDLength bound taskIds (a task id
+	// is 22 characters).
+	maxListenTaskIDs      = 100
+	maxListenTaskIDLength = 128
+	// maxTaskNotes bounds the notifications/tasks a stream holds for one
+	// task while it is not written: past it the oldest is dropped (the
+	// newest status is never lost, and a terminal one is the last).
+	maxTaskNotes = 4
 )
 
 // eventKinds is a set of notification kinds, as bits.
@@ -51,6 +60,7 @@ const (
 	kindResourcesChanged
 	kindPromptsChanged
 	kindResourceUpdated
+	kindTaskStatus
 )
 
 // listChanged are the list_changed kinds, in the order of their places in
@@ -76,6 +86,8 @@ func eventKind(method string) eventKinds {
 		return kindPromptsChanged
 	case ResourceUpdated:
 		return kindResourceUpdated
+	case TaskStatusChanged:
+		return kindTaskStatus
 	}
 	return 0
 }
@@ -83,6 +95,8 @@ func eventKind(method string) eventKinds {
 // checkEvent reports what makes ev unpublishable.
 func checkEvent(ev Event) error {
 	switch {
+	case ev.Method == TaskStatusChanged:
+		return errors.New("mcpmw: Event " + TaskStatusChanged + " is published by the Handler itself, as its tasks change")
 	case eventKind(ev.Method) == 0:
 		return fmt.Errorf("mcpmw: Event.Method %q is not a change notification (want %s, %s, %s or %s)", ev.Method, ToolsListChanged, ResourcesListChanged, PromptsListChanged, ResourceUpdated)
 	case ev.Permission == "":
@@ -160,6 +174,26 @@ type listener struct {
 	queue   []int  // the places waiting, in the order first heard
 
 	regSeen uint64 // the hub's regCount when the stream last took registry changes; under hub.mu
+
+	// The tasks it named in taskIds, heard only when they are its
+	// caller's (by CallerID) at its endpoint (see watch).
+	callerID string
+	endpoint string
+	tasks    map[string]int // task id: its slot; nil when none
+	// Under mu: the notifications/tasks waiting, in the order heard, and
+	// by slot how many wait and whether a terminal status has been heard
+	// (nothing is told of the task after it).
+	notes     []taskNote
+	taskNotes []uint8
+	taskEnded []bool
+}
+
+// A taskNote is one notifications/tasks waiting to be written: the
+// slot of its task and the members of its params but _meta (shared by
+// every listener that hears it: never changed).
+type taskNote struct {
+	slot    int
+	members []byte
 }
 
 // newListener returns a listener for caller, asking for kinds and, when
@@ -179,6 +213,53 @@ func newListener(caller Caller, kinds eventKinds, uris []listenURI) *listener {
 	l.waiting = make([]bool, len(listChanged)+len(l.names))
 	l.queue = make([]int, 0, len(l.waiting))
 	return l
+}
+
+// watch makes l hear the status changes of the tasks ids (each at most
+// maxListenTaskIDLength long) of the caller callerID at endpoint: a task
+// whose caller or endpoint is another is never told, as tasks/get never
+// shows it.
+func (l *listener) watch(callerID, endpoint string, ids []string) {
+	l.kinds |= kindTaskStatus
+	l.callerID, l.endpoint = callerID, endpoint
+	l.tasks = make(map[string]int, len(ids))
+	for _, id := range ids {
+		if _, dup := l.tasks[id]; !dup {
+			l.tasks[id] = len(l.tasks)
+		}
+	}
+	l.taskNotes, l.taskEnded = make([]uint8, len(l.tasks)), make([]bool, len(l.tasks))
+}
+
+// taskSlot returns the slot of t in l, when l named t and t is its
+// caller's, at its endpoint. It runs no application code.
+func (l *listener) taskSlot(t *Task) (int, bool) {
+	if l.callerID == "" || t.CallerID != l.callerID || t.Endpoint != l.endpoint {
+		return 0, false
+	}
+	slot, ok := l.tasks[t.ID]
+	return slot, ok
+}
+
+// offerTask queues the notification of the status change of the task at
+// slot (members: its params but _meta), and wakes the stream. Nothing is
+// queued after a terminal status; past maxTaskNotes waiting for the
+// task, the oldest is dropped.
+func (l *listener) offerTask(slot int, status TaskStatus, members []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.taskEnded[slot] {
+		return
+	}
+	l.taskEnded[slot] = status.Terminal()
+	if l.taskNotes[slot] == maxTaskNotes {
+		i := slices.IndexFunc(l.notes, func(n taskNote) bool { return n.slot == slot })
+		l.notes = slices.Delete(l.notes, i, i+1)
+		l.taskNotes[slot]--
+	}
+	l.notes = append(l.notes, taskNote{slot, members})
+	l.taskNotes[slot]++
+	l.signal()
 }
 
 // place returns ev's place in l's queue, when l asked for it.
@@ -240,9 +321,10 @@ func (l *listener) end() {
 	l.signal()
 }
 
-// take appends the places waiting to dst, in order, and empties the queue;
-// ended reports that the stream must end once it has written them.
-func (l *listener) take(dst []int) (_ []int, ended bool) {
+// take appends the places waiting to dst, in order, and the task
+// notifications waiting to notes, and empties the queue; ended reports
+// that the stream must end once it has written them.
+func (l *listener) take(dst []int, notes []taskNote) (_ []int, _ []taskNote, ended bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, p := range l.queue {
@@ -250,7 +332,11 @@ func (l *listener) take(dst []int) (_ []int, ended bool) {
 	}
 	dst = append(dst, l.queue...)
 	l.queue = l.queue[:0]
-	return dst, l.ended
+	notes = append(notes, l.notes...)
+	clear(l.notes) // hold no params past their writing
+	l.notes = l.notes[:0]
+	clear(l.taskNotes)
+	return dst, notes, l.ended
 }
 
 // hears reports whether l's caller may be told about ev (see mayHear). It
@@ -335,6 +421,10 @@ type wanted struct {
 // lock is released.
 func (hb *hub) publish(ev Event) {
 	k := eventKind(ev.Method)
+	if k == kindTaskStatus {
+		hb.publishTask(ev.Task)
+		return
+	}
 	if k == 0 || ev.Permission == "" {
 		return // Publish refuses these; a Notifier from elsewhere may not
 	}
@@ -350,6 +440,45 @@ func (hb *hub) publish(ev Event) {
 	}
 	clear(*ws) // hold no listener past its stream
 	hb.wanting.Put(ws)
+}
+
+// publishTask queues the status change of t for every listener that
+// named t and whose caller is t's, at t's endpoint, and still holds t's
+// permission: the check of tasks/get. The callers are asked on the
+// delivering goroutine, after the hub's lock is released; t's params are
+// encoded once, for the first that hears it.
+func (hb *hub) publishTask(t *Task) {
+	if t == nil || t.CallerID == "" {
+		return // the Handler publishes neither; a Notifier from elsewhere may
+	}
+	ws := hb.concernedTask(t)
+	var members []byte
+	probe := Event{Method: TaskStatusChanged, Permission: t.Permission}
+	for _, w := range ws {
+		if !w.l.hears(&probe, hb.logger) {
+			continue
+		}
+		if members == nil {
+			if members = taskMembers(t); members == nil {
+				return
+			}
+		}
+		w.l.offerTask(w.place, t.Status, members)
+	}
+}
+
+// concernedTask returns the listeners that named t and are its caller's,
+// with t's slot in each.
+func (hb *hub) concernedTask(t *Task) []wanted {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	var dst []wanted
+	for l := range hb.listeners {
+		if slot, ok := l.taskSlot(t); ok {
+			dst = append(dst, wanted{l, slot})
+		}
+	}
+	return dst
 }
 
 // concerned appends to dst the listeners that asked for ev, with its place

@@ -19,6 +19,12 @@ const (
 	ResourcesListChanged = "notifications/resources/list_changed"
 	PromptsListChanged   = "notifications/prompts/list_changed"
 	ResourceUpdated      = "notifications/resources/updated"
+	// TaskStatusChanged is the tasks extension's notifications/tasks: a
+	// task's new status, told to its own caller's listeners that named
+	// it in taskIds. The Handler publishes it itself as its tasks change
+	// (Publish refuses it), through the Notifier, so that a listener on
+	// any instance hears a task running on any other.
+	TaskStatusChanged = "notifications/tasks"
 )
 
 // An Event is one change a listening client may be told about. It is a
@@ -26,7 +32,8 @@ const (
 // between processes.
 type Event struct {
 	// Method is the notification: ToolsListChanged, ResourcesListChanged,
-	// PromptsListChanged or ResourceUpdated.
+	// PromptsListChanged or ResourceUpdated (or TaskStatusChanged, which
+	// only the Handler publishes).
 	Method string
 	// URI is the resource that changed, for ResourceUpdated; a listener
 	// receives it only when it listed that URI in resourceSubscriptions.
@@ -42,6 +49,15 @@ type Event struct {
 	// hold Permission. A caller that is no AudienceMember never receives
 	// an event with an Audience.
 	Audience string
+	// Task is, for TaskStatusChanged, the task as its change left it,
+	// without the client's answers or the tool's state (what tasks/get
+	// shows of it, and its caller, endpoint and permission, which a
+	// listener must match as tasks/get's caller must); nil for every
+	// other event. A Notifier that carries events between processes
+	// carries it too (mcpredis's does); one that drops it leaves task
+	// notifications to the instance where each change was made. It is
+	// shared by every subscriber: nothing changes it.
+	Task *Task
 }
 
 // An AudienceMember is a Caller that belongs to audiences (a tenant, a

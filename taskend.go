@@ -21,7 +21,7 @@ import (
 func (r *taskRunner) finish(ctx context.Context, t *Task, call *taskCall, resp *Response, start time.Time, end func(CallRecord)) {
 	status, result, errObj, msg := taskEnd(ctx, resp)
 	u := TaskUpdate{Op: TaskFinish, Owner: r.self, Status: status, Result: result, Error: errObj, Message: msg, Now: time.Now(), Token: randomID()}
-	ours, err := r.storeEnd(t, u)
+	stored, ours, err := r.storeEnd(t, u)
 	rec := r.endRecord(t, call, resp, u, start)
 	switch {
 	case errors.Is(err, ErrTaskNotFound) && context.Cause(ctx) == errTaskExpired:
@@ -43,31 +43,34 @@ func (r *taskRunner) finish(ctx context.Context, t *Task, call *taskCall, resp *
 		r.guarded(ctx, "observer", end)(rec)
 		return
 	}
+	if err == nil {
+		r.tell(ctx, stored)
+	}
 	r.report(context.WithoutCancel(ctx), rec, end)
 }
 
 // storeEnd writes the end u of task t, trying again while the store
-// fails, until the answer is known (ours: whether the end stored is u),
-// the task's TTL has passed, or Close stops waiting.
-func (r *taskRunner) storeEnd(t *Task, u TaskUpdate) (bool, error) {
+// fails, until the answer is known (ours: whether the end stored is u;
+// the task after it), the task's TTL has passed, or Close stops waiting.
+func (r *taskRunner) storeEnd(t *Task, u TaskUpdate) (*Task, bool, error) {
 	deadline := t.Created.Add(t.TTL)
 	wait := r.lease / 10
 	for logged := false; ; logged = true {
 		ctx, cancel := context.WithTimeout(context.Background(), r.lease)
-		_, ours, err := r.settle(ctx, t.ID, u)
+		stored, ours, err := r.settle(ctx, t.ID, u)
 		cancel()
 		if err == nil || errors.Is(err, ErrTaskNotFound) {
-			return ours, err
+			return stored, ours, err
 		}
 		if !logged {
 			r.logger.LogAttrs(ctx, slog.LevelWarn, "mcpmw: a task's end could not be stored yet; trying again", slog.String("task", t.ID), slog.Any("error", err))
 		}
 		if time.Now().Add(wait).After(deadline) {
-			return false, err
+			return nil, false, err
 		}
 		select {
 		case <-r.halt:
-			return false, err
+			return nil, false, err
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, r.lease/3)

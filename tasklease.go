@@ -144,6 +144,7 @@ func (r *taskRunner) settleReap(ctx context.Context, id string, u TaskUpdate) bo
 		return errors.Is(err, ErrTaskNotFound)
 	}
 	if ours {
+		r.tell(ctx, t)
 		r.report(ctx, reapRecord(t, r.self, u.Now), func(CallRecord) {})
 	}
 	return true

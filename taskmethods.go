@@ -214,15 +214,7 @@ func (r *taskRunner) get(ctx context.Context, req *Request) *Response {
 	for k, q := range t.InputRequests {
 		size += len(k) + len(q) + 4
 	}
-	dst := appendTask(openResult(make([]byte, 0, size), rev20260728), t)
-	switch t.Status {
-	case TaskInputRequired:
-		dst = appendByKey(append(dst, `,"inputRequests":`...), t.InputRequests, func(dst []byte, q json.RawMessage) []byte { return append(dst, q...) })
-	case TaskCompleted:
-		dst = append(append(dst, `,"result":`...), t.Result...)
-	case TaskFailed:
-		dst = append(append(dst, `,"error":`...), t.Error...)
-	}
+	dst := appendDetailedTask(openResult(make([]byte, 0, size), rev20260728), t)
 	return &Response{Result: closeResult(dst, rev20260728, r.ad.serverMeta), Target: t.ID, task: t.ID, Summary: statusSummary(t.Status), encoded: true}
 }
 
@@ -251,6 +243,9 @@ func (r *taskRunner) update(ctx context.Context, req *Request) *Response {
 	}
 	summary := "nothing outstanding answered"
 	if changed {
+		if t.Status == TaskWorking {
+			r.tell(ctx, t) // every question answered: working again
+		}
 		r.notify(ctx, t)
 		summary = "answers taken; task " + string(t.Status)
 	}

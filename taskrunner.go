@@ -53,11 +53,12 @@ var (
 // taskRunner creates, runs and answers for the tasks of one Handler.
 type taskRunner struct {
 	store       TaskStore
-	self        string // this instance's id: the Owner of the tasks it runs
-	relay       Relay  // nil: wake-ups stay in this process
-	max         int    // TaskOptions.MaxRunning
-	perCaller   int    // TaskOptions.MaxPerCaller
-	maxInput    int    // TaskOptions.MaxInputBytes
+	self        string   // this instance's id: the Owner of the tasks it runs
+	relay       Relay    // nil: wake-ups stay in this process
+	notifier    Notifier // where status changes are told (tasknotify.go); nil: nowhere (no listen method)
+	max         int      // TaskOptions.MaxRunning
+	perCaller   int      // TaskOptions.MaxPerCaller
+	maxInput    int      // TaskOptions.MaxInputBytes
 	ttl         time.Duration
 	poll        time.Duration
 	lease       time.Duration
@@ -379,6 +380,9 @@ func (r *taskRunner) park(ctx context.Context, rt *runningTask, id string, rp *r
 		return nil, internalError(id, err, "the task's questions could not be stored")
 	case !changed:
 		return nil, nil // no longer ours, or ended
+	}
+	if t.Status == TaskInputRequired {
+		r.tell(ctx, t)
 	}
 	tick := time.NewTicker(r.poll)
 	defer tick.Stop()

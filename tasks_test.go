@@ -105,12 +105,18 @@ func doTask(t *testing.T, h http.Handler, token, method, params, caps string, hd
 	t.Helper()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, taskRequest(token, method, params, caps, hdr...))
-	out := taskReply{Status: w.Code, Raw: w.Body.String()}
+	return decodeTaskReply(t, w.Code, w.Body.Bytes())
+}
+
+// decodeTaskReply decodes the JSON-RPC answer body, of HTTP status code.
+func decodeTaskReply(t *testing.T, code int, body []byte) taskReply {
+	t.Helper()
+	out := taskReply{Status: code, Raw: string(body)}
 	var msg struct {
 		Result map[string]any
 		Error  json.RawMessage
 	}
-	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &msg), w.Body.String())
+	require.NoError(t, json.Unmarshal(body, &msg), string(body))
 	out.Result = msg.Result
 	if msg.Error != nil {
 		require.NoError(t, json.Unmarshal(msg.Error, &out.Error))

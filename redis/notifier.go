@@ -53,11 +53,54 @@ type Notifier struct {
 // wireEvent is an Event on the channel, with the id of the Notifier that
 // published it.
 type wireEvent struct {
-	From       string `json:"from"`
-	Method     string `json:"method"`
-	URI        string `json:"uri,omitempty"`
-	Permission string `json:"permission"`
-	Audience   string `json:"audience,omitempty"`
+	From       string    `json:"from"`
+	Method     string    `json:"method"`
+	URI        string    `json:"uri,omitempty"`
+	Permission string    `json:"permission"`
+	Audience   string    `json:"audience,omitempty"`
+	Task       *wireTask `json:"task,omitempty"`
+}
+
+// wireTask is the task of a notifications/tasks event (mcpmw.Event.Task):
+// what tasks/get shows of it, and the caller, endpoint and permission a
+// listener must match. Times are Unix milliseconds, durations
+// milliseconds, as the notification shows them.
+type wireTask struct {
+	ID         string                     `json:"id"`
+	CallerID   string                     `json:"caller"`
+	Endpoint   string                     `json:"endpoint"`
+	Tool       string                     `json:"tool,omitempty"`
+	Permission string                     `json:"perm"`
+	Status     string                     `json:"status"`
+	Message    string                     `json:"msg,omitempty"`
+	Created    int64                      `json:"created"`
+	Updated    int64                      `json:"updated"`
+	TTL        int64                      `json:"ttl"`
+	Poll       int64                      `json:"poll,omitempty"`
+	Requests   map[string]json.RawMessage `json:"q,omitempty"`
+	Result     json.RawMessage            `json:"result,omitempty"`
+	Error      json.RawMessage            `json:"error,omitempty"`
+}
+
+// toWireTask is t as an event carries it; nil for nil.
+func toWireTask(t *mcpmw.Task) *wireTask {
+	if t == nil {
+		return nil
+	}
+	return &wireTask{ID: t.ID, CallerID: t.CallerID, Endpoint: t.Endpoint, Tool: t.Tool, Permission: string(t.Permission),
+		Status: string(t.Status), Message: t.StatusMessage, Created: t.Created.UnixMilli(), Updated: t.Updated.UnixMilli(),
+		TTL: t.TTL.Milliseconds(), Poll: t.PollInterval.Milliseconds(), Requests: t.InputRequests, Result: t.Result, Error: t.Error}
+}
+
+// task is w as the receiving Handler reads it; nil for nil.
+func (w *wireTask) task() *mcpmw.Task {
+	if w == nil {
+		return nil
+	}
+	return &mcpmw.Task{ID: w.ID, CallerID: w.CallerID, Endpoint: w.Endpoint, Tool: w.Tool, Permission: mcpmw.Permission(w.Permission),
+		Status: mcpmw.TaskStatus(w.Status), StatusMessage: w.Message, Created: time.UnixMilli(w.Created), Updated: time.UnixMilli(w.Updated),
+		TTL: time.Duration(w.TTL) * time.Millisecond, PollInterval: time.Duration(w.Poll) * time.Millisecond,
+		InputRequests: w.Requests, Result: w.Result, Error: w.Error}
 }
 
 // NewNotifier returns a Notifier on cfg's Redis and starts its
@@ -139,9 +182,9 @@ func (n *Notifier) Publish(ctx context.Context, ev mcpmw.Event) error {
 	if err := n.local.Publish(ctx, ev); err != nil {
 		return err
 	}
-	payload, err := json.Marshal(wireEvent{From: n.self, Method: ev.Method, URI: ev.URI, Permission: string(ev.Permission), Audience: ev.Audience})
+	payload, err := json.Marshal(wireEvent{From: n.self, Method: ev.Method, URI: ev.URI, Permission: string(ev.Permission), Audience: ev.Audience, Task: toWireTask(ev.Task)})
 	if err != nil {
-		return err // a struct of strings always encodes
+		return err // a task's raw JSON that is not JSON: reached this instance's listeners only
 	}
 	bounded, cancel := context.WithTimeout(ctx, n.s.timeout)
 	defer cancel()
@@ -264,7 +307,7 @@ func (n *Notifier) deliver(payload string) {
 	if w.From == n.self {
 		return // delivered here when it was published
 	}
-	_ = n.local.Publish(context.Background(), mcpmw.Event{Method: w.Method, URI: w.URI, Permission: mcpmw.Permission(w.Permission), Audience: w.Audience})
+	_ = n.local.Publish(context.Background(), mcpmw.Event{Method: w.Method, URI: w.URI, Permission: mcpmw.Permission(w.Permission), Audience: w.Audience, Task: w.Task.task()})
 }
 
 // resynced calls every resync func.

@@ -2,6 +2,7 @@ package mcpredis_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"reflect"
 	"sync"
@@ -94,19 +95,26 @@ func TestEventsCrossInstancesOnceEach(t *testing.T) {
 	sent := []mcpmw.Event{
 		{Method: mcpmw.ToolsListChanged, Permission: "read"},
 		{Method: mcpmw.ResourceUpdated, URI: "notes://7", Permission: "read", Audience: "team-a"},
+		{Method: mcpmw.TaskStatusChanged, Permission: "run", Task: &mcpmw.Task{ID: "t1", CallerID: "alice", Endpoint: "/mcp", Tool: "export", Permission: "run",
+			Status: mcpmw.TaskInputRequired, StatusMessage: "waiting", Created: time.UnixMilli(1000), Updated: time.UnixMilli(2000), TTL: time.Hour, PollInterval: time.Second,
+			InputRequests: map[string]json.RawMessage{"q": json.RawMessage(`{"method":"elicitation/create"}`)}}},
+		{Method: mcpmw.TaskStatusChanged, Permission: "run", Task: &mcpmw.Task{ID: "t2", CallerID: "bob", Endpoint: "/mcp", Permission: "run",
+			Status: mcpmw.TaskCompleted, Created: time.UnixMilli(1000), Updated: time.UnixMilli(3000), Result: json.RawMessage(`{"content":[]}`)}},
+		{Method: mcpmw.TaskStatusChanged, Permission: "run", Task: &mcpmw.Task{ID: "t3", CallerID: "bob", Endpoint: "/mcp", Permission: "run",
+			Status: mcpmw.TaskFailed, Created: time.UnixMilli(1000), Updated: time.UnixMilli(3000), Error: json.RawMessage(`{"code":-32603,"message":"x"}`)}},
 	}
 	for _, ev := range sent {
 		require.NoError(t, ns[0].Publish(t.Context(), ev))
 	}
-	assert.Equal(t, sent, here.wait(t, 2), "the publishing instance's own subscribers, at once")
-	assert.Equal(t, sent, there.wait(t, 2), "the other instance's, every field intact, in order")
-	assert.Equal(t, sent, alsoThere.wait(t, 2), "fanned out to every subscriber there")
+	assert.Equal(t, sent, here.wait(t, 5), "the publishing instance's own subscribers, at once")
+	assert.Equal(t, sent, there.wait(t, 5), "the other instance's, every field intact, in order")
+	assert.Equal(t, sent, alsoThere.wait(t, 5), "fanned out to every subscriber there")
 
 	require.NoError(t, ns[1].Publish(t.Context(), mcpmw.Event{Method: mcpmw.PromptsListChanged, Permission: "write"}))
-	assert.Len(t, here.wait(t, 3), 3)
+	assert.Len(t, here.wait(t, 6), 6)
 	time.Sleep(100 * time.Millisecond)
-	assert.Len(t, here.wait(t, 3), 3, "no instance hears its own event twice")
-	assert.Len(t, there.wait(t, 3), 3)
+	assert.Len(t, here.wait(t, 6), 6, "no instance hears its own event twice")
+	assert.Len(t, there.wait(t, 6), 6)
 }
 
 // TestWireEventCarriesEveryField fails when mcpmw.Event gains a field that
@@ -118,7 +126,7 @@ func TestWireEventCarriesEveryField(t *testing.T) {
 	for i := range ev.NumField() {
 		fields = append(fields, ev.Field(i).Name)
 	}
-	assert.Equal(t, []string{"Method", "URI", "Permission", "Audience"}, fields, "add the new field to wireEvent, and to TestEventsCrossInstancesOnceEach")
+	assert.Equal(t, []string{"Method", "URI", "Permission", "Audience", "Task"}, fields, "add the new field to wireEvent, and to TestEventsCrossInstancesOnceEach")
 }
 
 func TestUnsubscribedAndCancelled(t *testing.T) {
