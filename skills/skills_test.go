@@ -339,3 +339,61 @@ func TestRunTimeChanges(t *testing.T) {
 	got, _ = listSkills(t, reader)
 	assert.Len(t, got, 2)
 }
+
+// TestNestedSkill: a folder holding a SKILL.md of its own is a skill of
+// its own, listed after the one around it; its files are in both
+// manifests.
+func TestNestedSkill(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	set := skills.New(&reg)
+	set.Add("review", fstest.MapFS{
+		"SKILL.md":             md("review"),
+		"notes.md":             {Data: []byte("n\n")},
+		"security/SKILL.md":    md("security"),
+		"security/threats.md":  {Data: []byte("t\n")},
+		"securityish/other.md": {Data: []byte("o\n")},
+	}, "read")
+	authn := mcpmwtest.Tokens{"r": &mcpmwtest.User{Name: "r", Permissions: []mcpmw.Permission{"read"}}}
+	srv := mcpmwtest.NewServer(t, mcpmw.New(&reg, authn, mcpmwtest.NewRecorder(), &mcpmw.Options{Extensions: []mcpmw.Extension{set.Extension()}}))
+	got, _ := listSkills(t, srv.Client(mcpmwtest.Bearer("r")))
+	require.Len(t, got, 2)
+	manifest := func(e entry) []string {
+		var out []string
+		for _, r := range e.Resources {
+			out = append(out, r.URI)
+		}
+		return out
+	}
+	assert.Equal(t, "skill://review/SKILL.md", got[0].URI)
+	assert.Equal(t, []string{"skill://review/SKILL.md", "skill://review/notes.md", "skill://review/security/SKILL.md",
+		"skill://review/security/threats.md", "skill://review/securityish/other.md"}, manifest(got[0]))
+	assert.Equal(t, "skill://review/security/SKILL.md", got[1].URI)
+	assert.Equal(t, []string{"skill://review/security/SKILL.md", "skill://review/security/threats.md"}, manifest(got[1]))
+	assert.Equal(t, 1, set.Remove("review"))
+	_, ok := reg.LookupResource("skill://review/security/threats.md")
+	assert.False(t, ok)
+}
+
+// TestEscapedFileNames: a file name a URI cannot carry as it is (a space,
+// a non-ASCII letter) is percent-encoded in its URI, which reads it.
+func TestEscapedFileNames(t *testing.T) {
+	t.Parallel()
+	var reg mcpmw.Registry
+	set := skills.New(&reg)
+	set.Add("odd", fstest.MapFS{"SKILL.md": md("odd"), "my notes/café.md": {Data: []byte("c\n")}}, "read")
+	authn := mcpmwtest.Tokens{"r": &mcpmwtest.User{Name: "r", Permissions: []mcpmw.Permission{"read"}}}
+	srv := mcpmwtest.NewServer(t, mcpmw.New(&reg, authn, mcpmwtest.NewRecorder(), &mcpmw.Options{Extensions: []mcpmw.Extension{set.Extension()}}))
+	c := srv.Client(mcpmwtest.Bearer("r"))
+	got, _ := listSkills(t, c)
+	require.Len(t, got, 1)
+	require.Len(t, got[0].Resources, 2)
+	uri := got[0].Resources[1].URI
+	assert.Equal(t, "skill://odd/my%20notes/caf%C3%A9.md", uri)
+	res, err := c.ReadResource(t.Context(), uri)
+	require.NoError(t, err)
+	assert.Equal(t, "c\n", res.Contents[0].Text)
+	resp, err := c.Call(t.Context(), "resources/directory/read", map[string]string{"uri": "skill://odd/my%20notes"})
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Result), `"uri":"skill://odd/my%20notes/caf%C3%A9.md","name":"café.md"`)
+}
