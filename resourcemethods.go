@@ -69,11 +69,14 @@ func (m *resourceMethods) list(ctx context.Context, req *Request) *Response {
 	return p.close()
 }
 
-// listDirect puts on p the direct resources c may see, asking c.Can once
-// per distinct permission.
+// listDirect puts on p the direct resources c may see, but the Unlisted,
+// asking c.Can once per distinct permission.
 func listDirect(p *pager, res *catalogue[*resourceEntry], c Caller) {
 	can := make([]int8, len(res.perms)) // 0 unknown, 1 yes, -1 no
 	for _, e := range res.list {
+		if e.Unlisted {
+			continue
+		}
 		if can[e.permIndex] == 0 {
 			can[e.permIndex] = -1
 			if c.Can(e.Permission) {

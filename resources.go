@@ -46,6 +46,11 @@ type Resource struct {
 	// Annotations tell a client how to use it (audience, priority, last
 	// modification).
 	Annotations *ContentAnnotations
+	// Unlisted leaves the resource out of resources/list: a client reads
+	// it (gated by Permission as any other) by a URI it learned elsewhere,
+	// such as the contents or a manifest of a listed resource, so that a
+	// listing names the entry points rather than every file behind them.
+	Unlisted bool
 	// Permission is what a caller must be able to do (Caller.Can) to see
 	// and read the resource. It is required, as for tools. An entry a
 	// template's List returns leaves it empty (or names the template's):

@@ -67,6 +67,31 @@ func ResultResponse(v any) *Response {
 	return &Response{Result: raw}
 }
 
+// CacheableResponse returns the Response of a method whose results a
+// client may cache (a CacheableResult: an extension's get method, say):
+// v encoded as ResultResponse does, and on 2026-07-28 the Handler's ttlMs
+// (Options.CacheTTL) and cacheScope "private", as every list and read of
+// this package carries them, since what a caller may read depends on who
+// it is. The legacy revisions have neither: there it is ResultResponse.
+func CacheableResponse(ctx context.Context, req *Request, v any) *Response {
+	resp := ResultResponse(v)
+	if resp.Error != nil || req.Legacy() {
+		return resp
+	}
+	f := &defaultPageFormat
+	if info := callFrom(ctx); info != nil && info.format != nil {
+		f = info.format
+	}
+	res := resp.Result[:len(resp.Result)-1] // compact (json.Marshal's), without its '}'; not shared yet
+	if len(res) > 1 {
+		res = append(res, ',')
+	}
+	res = append(res, `"ttlMs":`...)
+	res = strconv.AppendInt(res, f.ttlMs, 10)
+	resp.Result = append(res, `,"cacheScope":"private"}`...)
+	return resp
+}
+
 // plural is the ending of a noun counted n times: "" for one, "s"
 // otherwise, so that summaries agree in number ("1 tool", "2 tools")
 // within the one concatenation that builds them.

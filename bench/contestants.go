@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"testing/fstest"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/ratelimit"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
+	"github.com/mcpmw/mcpmw/skills"
 	"github.com/mcpmw/mcpmw/typed"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	goredis "github.com/redis/go-redis/v9"
@@ -40,6 +42,9 @@ var (
 // supports reports whether the contestant name serves sc; the harness
 // measures, and reports, only the pairs it does.
 func supports(name string, sc *scenario) bool {
+	if sc.skills > 0 {
+		return name == "ours" // no peer serves the Skills extension
+	}
 	return !sc.tasks || slices.Contains(taskContestants, name)
 }
 
@@ -89,6 +94,7 @@ type setup struct {
 	resource bool // also serve the resource resourceURI
 	prompt   bool // also serve the prompt promptName
 	tasks    bool // serve echo as a TaskOptional tool, with a task store
+	skills   int  // serve this many skills (ours only: the Skills extension)
 	io       bool // serve only the I/O workload's tools (ioserver.go), instead of all the above
 }
 
@@ -238,6 +244,22 @@ func addOurExtras(reg *mcpmw.Registry, s setup) {
 	}
 }
 
+// addOurSkills registers n skills in reg, each a SKILL.md of a few lines
+// and one reference file, as a team's skills are, and returns the
+// extension serving them.
+func addOurSkills(reg *mcpmw.Registry, n int) mcpmw.Extension {
+	set := skills.New(reg)
+	for i := range n {
+		name := fmt.Sprintf("skill-%03d", i)
+		set.Add(name, fstest.MapFS{
+			"SKILL.md": {Data: []byte("---\nname: " + name + "\ndescription: " + fmt.Sprintf(dummyDescription, i) +
+				"\nlicense: MIT\n---\n\n# " + name + "\n\nRead references/guide.md before you start.\n")},
+			"references/guide.md": {Data: []byte(message(1 << 10))},
+		}, "read")
+	}
+	return set.Extension()
+}
+
 // newOurs returns mcpmw's handler. Bare: an authenticator that admits every
 // request and an auditor that does nothing. With hooks, what a deployment
 // runs: a bearer-token check, mcpmw.JSONAuditor writing JSON lines, and the
@@ -262,6 +284,9 @@ func newOursWith(s setup, limiter mcpmw.RateLimiter, store mcpmw.TaskStore) *mcp
 		PageSize:  pageSize,
 		Logger:    discardLogger,
 		CheckHost: true, // as the peers do by default since mcp-go v1.5.0 (guards_test.go)
+	}
+	if s.skills != 0 {
+		opts.Extensions = []mcpmw.Extension{addOurSkills(&reg, s.skills)}
 	}
 	var caller mcpmw.Caller = benchCaller{}
 	if s.tasks {

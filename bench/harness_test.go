@@ -466,3 +466,38 @@ func TestOursRedis(t *testing.T) {
 		t.Fatalf("%.2f Redis commands per request, want 1", per)
 	}
 }
+
+// TestSkillsScenario: only ours serves skills100, whose answers list 100
+// skills on one page; the report puts it beside list100 as a ratio.
+func TestSkillsScenario(t *testing.T) {
+	sc := scenarioNamed(t, "skills100")
+	for _, name := range contestantNames {
+		if got, want := supports(name, sc), name == "ours"; got != want {
+			t.Errorf("supports(%s, skills100) = %v, want %v", name, got, want)
+		}
+	}
+	h, err := newContestant("ours", sc.setup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newFakeWriter()
+	h.ServeHTTP(w, newTemplateRequest(sc, sc.body()))
+	if err := sc.validate(w.status, w.contentType(), w.body); err != nil {
+		t.Fatal(err)
+	}
+	fewer := *sc
+	fewer.skills = 99
+	if err := fewer.validate(w.status, w.contentType(), w.body); err == nil {
+		t.Error("an answer of 100 skills validates as one of 99")
+	}
+	r := &report{cells: map[cellKey][]cellResult{
+		{"skills100", "ours"}: {{nsPerOp: 30}, {nsPerOp: 40}, {nsPerOp: 90, errors: 1}, {nsPerOp: 10}, {nsPerOp: 10}},
+		{"list100", "ours"}:   {{nsPerOp: 20}, {nsPerOp: 10}, {nsPerOp: 10}, {nsPerOp: 0}, {nsPerOp: 10, errors: 1}},
+	}}
+	if got, ok := r.ratioOf("skills100", "list100", "ours"); !ok || got != 2.75 {
+		t.Errorf("ratioOf = %v, %v; want the median of 1.5 and 4 (the rounds with an error or no time left out), 2.75", got, ok)
+	}
+	if _, ok := r.ratioOf("skills100", "list1", "ours"); ok {
+		t.Error("a ratio with no cells to divide by")
+	}
+}

@@ -6,6 +6,7 @@
 //	cd bench && go run . -scenarios ask,read1k,prompt -loopback=false   # the opt-in scenarios
 //	cd bench && go run . -contestants ours+hooks,ours+redis -scenarios call50 -inprocess=false -conc 64   # the Redis limiter beside the in-memory one
 //	cd bench && go run . -contestants ours,ours+redistasks -scenarios call50,taskget,taskcreate -loopscenarios taskget -conc 16   # tasks, in memory and in Redis
+//	cd bench && go run . -contestants ours -scenarios list100,skills100 -loopback=false   # skills/list beside tools/list, 100 each
 //	cd bench && go run . -contestants ours -scenarios list1000 -loopback=false \
 //		-cpuprofile cpu.out -memprofile mem.out   # profile (the floor always runs too)
 //	cd bench && go run . -io                   # the I/O workload, about 3 minutes
@@ -123,7 +124,7 @@ func main() {
 		duration      = flag.Duration("duration", 3*time.Second, "loopback measured time per contestant, concurrency and round")
 		warmup        = flag.Duration("warmup", 500*time.Millisecond, "loopback warm-up before each measurement (not counted)")
 		concFlag      = flag.String("conc", "16,64", "loopback concurrencies (keep-alive clients)")
-		scenarioFlag  = flag.String("scenarios", "call50,list1,list100,list1000,call100k", "in-process scenarios (also: ask, read1k, prompt, taskget, taskcreate; left out of the default to keep a full run near 3.5 minutes)")
+		scenarioFlag  = flag.String("scenarios", "call50,list1,list100,list1000,call100k", "in-process scenarios (also: ask, read1k, prompt, taskget, taskcreate, skills100; left out of the default to keep a full run near 3.5 minutes)")
 		loopFlag      = flag.String("loopscenarios", "call50", "loopback scenarios (any but taskcreate)")
 		contFlag      = flag.String("contestants", strings.Join(defaultContestants(), ","), "contestants (floor is always measured: ratios need it); ours+redis and ours+redistasks, opt-in, need redis-server")
 		callTools     = flag.Int("calltools", 100, "tools registered for the tools/call scenarios (echo plus dummies)")

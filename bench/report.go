@@ -316,8 +316,11 @@ func (r *report) writeInProcess(w io.Writer) {
 	if tasks := r.taskRatios(); len(tasks) > 0 {
 		fmt.Fprintf(w, "- Tasks ÷ tools/call echo 50 B (call50) of the same contestant, time (median of per-round ratios): %s.\n", strings.Join(tasks, "; "))
 	}
+	if ratio, ok := r.ratioOf("skills100", "list100", "ours"); ok {
+		fmt.Fprintf(w, "- skills/list of 100 skills ÷ tools/list of 100 tools (skills100 ÷ list100), ours, time (median of per-round ratios): %s.\n", fmtRatio(ratio))
+	}
 	if skipped := r.skipped(); len(skipped) > 0 {
-		fmt.Fprintf(w, "- Only %s serve the task scenarios (the floor and the peers have no tasks extension), so this run leaves out %s; their × floor is blank, with no floor to compare with.\n", strings.Join(taskContestants, " and "), strings.Join(skipped, "; "))
+		fmt.Fprintf(w, "- Only %s serve the task scenarios, and only ours the Skills one (the floor and the peers have neither extension), so this run leaves out %s; their × floor is blank, with no floor to compare with.\n", strings.Join(taskContestants, " and "), strings.Join(skipped, "; "))
 	}
 	var spread []string
 	for _, name := range r.cfg.contestants {
@@ -370,6 +373,22 @@ func (r *report) taskRatios() []string {
 		}
 	}
 	return out
+}
+
+// ratioOf is the median over rounds of the time of scenario a ÷ that of
+// scenario b, both served by the contestant name in the same round.
+func (r *report) ratioOf(a, b, name string) (float64, bool) {
+	as, bs := r.cells[cellKey{a, name}], r.cells[cellKey{b, name}]
+	var ratios []float64
+	for i := range min(len(as), len(bs)) {
+		if as[i].errors == 0 && bs[i].errors == 0 && bs[i].nsPerOp > 0 {
+			ratios = append(ratios, as[i].nsPerOp/bs[i].nsPerOp)
+		}
+	}
+	if len(ratios) == 0 {
+		return 0, false
+	}
+	return median(ratios), true
 }
 
 // skipped names, per in-process scenario, the contestants of the run that

@@ -42,6 +42,10 @@ type scenario struct {
 	taskID string
 
 	markerText string // echo this, or ask about this topic, instead of message(msgLen)
+
+	// skills: the contestant serves this many skills (the Skills
+	// extension), which skills/list lists.
+	skills int
 }
 
 // asks reports whether sc calls confirm, whose answer is input_required.
@@ -58,7 +62,7 @@ func (sc *scenario) ownHandler() bool { return sc.createsTask() }
 
 // setup is what a contestant must serve for sc.
 func (sc *scenario) setup() setup {
-	return setup{tools: sc.tools, ask: sc.asks(), resource: sc.method == "resources/read", prompt: sc.method == "prompts/get", tasks: sc.tasks}
+	return setup{tools: sc.tools, ask: sc.asks(), resource: sc.method == "resources/read", prompt: sc.method == "prompts/get", tasks: sc.tasks, skills: sc.skills}
 }
 
 // text is what the echo tool is sent, and must send back, or the topic the
@@ -97,6 +101,9 @@ func allScenarios(callTools int) []*scenario {
 		// ended, so that no store grows from cell to cell.
 		{name: "taskget", title: "tasks/get, completed task", method: "tasks/get", tools: callTools, msgLen: 50, tasks: true},
 		{name: "taskcreate", title: "tools/call echo 50 B as a task", method: "tools/call", tools: callTools, msgLen: 50, tasks: true},
+		// skills/list of 100 skills (only ours serves the extension: see
+		// supports), beside list100's tools/list of 100 tools.
+		{name: "skills100", title: "skills/list, 100 skills", method: "skills/list", tools: 1, skills: 100},
 	}
 }
 
@@ -202,6 +209,9 @@ type answer struct {
 		Tools          []struct {
 			Name string `json:"name"`
 		} `json:"tools"`
+		Skills []struct {
+			URI string `json:"uri"`
+		} `json:"skills"`
 		NextCursor *string `json:"nextCursor"`
 		Contents   []struct {
 			URI      string  `json:"uri"`
@@ -280,6 +290,10 @@ func (sc *scenario) validate(status int, contentType string, body []byte) error 
 		}
 		if !seen["echo"] || len(seen) != sc.tools {
 			return fmt.Errorf("listed %d distinct names (echo present: %v), want %d", len(seen), seen["echo"], sc.tools)
+		}
+	case sc.method == "skills/list":
+		if n := len(a.Result.Skills); n != sc.skills || a.Result.NextCursor != nil {
+			return fmt.Errorf("listed %d skills (next cursor: %v), want %d on one page", n, a.Result.NextCursor != nil, sc.skills)
 		}
 	case sc.method == "resources/read":
 		return validateRead(&a, body)

@@ -29,7 +29,10 @@
 # Enforced as well, and counted with the scored ones: the tasks-* scenarios
 # 2026-07-28 runs unscored (the tasks extension, which this server
 # implements), but tasks-status-notifications, in which the suite runs no
-# check. Unscored, reported only: the scenarios each requirement set runs without
+# check; and the Skills extension's sep-2640-* scenarios, which no
+# requirement set runs: each runs on its own at 2026-07-28 and passes only
+# with no check FAILURE, WARNING or SKIPPED (a skipped check there means the
+# fixture stopped serving what the scenario looks at). Unscored, reported only: the scenarios each requirement set runs without
 # scoring, the pending http-header-validation,
 # http-custom-header-server-validation and json-schema-2020-12 (at
 # 2026-07-28), and the whole suite at --spec-version 2025-06-18.
@@ -44,6 +47,7 @@ case "$INSTANCES" in
 esac
 CACHE="${MCPMW_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance}"
 PENDING=(http-header-validation http-custom-header-server-validation json-schema-2020-12)
+SKILLS=(sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory)
 
 # --- Node 22 and the suite, cached ---------------------------------------
 # scripts/node22.sh installs Node into $CACHE/node (shared with
@@ -207,15 +211,23 @@ suite req-2025-11-25 --requirements 2025-11-25 -o "$WORK/req-2025-11-25"
 for s in "${PENDING[@]}"; do
   suite "pending-$s" --scenario "$s" --spec-version 2026-07-28 -o "$WORK/pending"
 done
+for s in "${SKILLS[@]}"; do
+  suite "skills-$s" --scenario "$s" -o "$WORK/skills"
+done
 suite spec-2025-06-18 --spec-version 2025-06-18 -o "$WORK/spec-2025-06-18"
 
 # --- the report ---------------------------------------------------------------
 set +e
-python3 - "$WORK" "$SUITE_DIR/requirements" "$EXPECTED" "${PENDING[@]}" <<'PY'
+python3 - "$WORK" "$SUITE_DIR/requirements" "$EXPECTED" "${#PENDING[@]}" "${PENDING[@]}" "${SKILLS[@]}" <<'PY'
 import json, os, re, sys
 
-work, reqdir, expected_path, pending = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+work, reqdir, expected_path = sys.argv[1], sys.argv[2], sys.argv[3]
+npending = int(sys.argv[4])
+pending, skills = sys.argv[5:5 + npending], sys.argv[5 + npending:]
 BAD = ("FAILURE", "WARNING")
+# The Skills scenarios pass only when every check ran: the fixture serves
+# what each looks at.
+STRICT = BAD + ("SKIPPED",)
 
 
 def fatal(msg):
@@ -283,11 +295,12 @@ def read_results(outdir):
     return results
 
 
-def failing(checks):
-    """Ids of the FAILURE and WARNING checks, in order, each once."""
+def failing(checks, bad=BAD):
+    """Ids of the checks whose status is in bad (FAILURE and WARNING), in
+    order, each once."""
     ids = {}
     for c in checks:
-        if c.get("status") in BAD:
+        if c.get("status") in bad:
             cid = c.get("id") or c.get("name") or "?"
             if ids.get(cid) != "FAILURE":
                 ids[cid] = c["status"]
@@ -295,7 +308,7 @@ def failing(checks):
 
 
 def show(ids):
-    return " ".join(i if s == "FAILURE" else i + "(warning)" for i, s in ids.items())
+    return " ".join(i if s == "FAILURE" else i + "(" + s.lower() + ")" for i, s in ids.items())
 
 
 expected = read_expected(expected_path)
@@ -309,10 +322,10 @@ def line(status, label, scenario, detail=""):
     print(("%-6s %-20s %-46s %s" % (status, label, scenario, detail)).rstrip())
 
 
-def report(label, results, scenarios, notes, entries, enforce):
+def report(label, results, scenarios, notes, entries, enforce, bad=BAD):
     """Prints one line per scenario; returns (passed, failed, xfail, stale).
     An unscored scenario that fails is printed as NOTE, not FAIL: it never
-    fails the run."""
+    fails the run. A check fails when its status is in bad."""
     passed = failed = xfail = 0
     fail = "FAIL" if enforce else "NOTE"
     used = set()
@@ -327,19 +340,19 @@ def report(label, results, scenarios, notes, entries, enforce):
                 line(fail, tag, sc, "no results: the scenario did not run or crashed")
                 failed += 1
             continue
-        bad = failing(results[sc])
-        if not bad:
+        failed_checks = failing(results[sc], bad)
+        if not failed_checks:
             line("PASS", tag, sc)
             passed += 1
             continue
         if sc in entries:
             used.add(sc)
-            line("XFAIL", tag, sc, show(bad))
+            line("XFAIL", tag, sc, show(failed_checks))
             xfail += 1
             continue
-        listed = {i: s for i, s in bad.items() if sc + ":" + i in entries}
+        listed = {i: s for i, s in failed_checks.items() if sc + ":" + i in entries}
         used.update(sc + ":" + i for i in listed)
-        unexpected = {i: s for i, s in bad.items() if i not in listed}
+        unexpected = {i: s for i, s in failed_checks.items() if i not in listed}
         if unexpected:
             line(fail, tag, sc, show(unexpected) + ("  (expected: %s)" % show(listed) if listed else ""))
             failed += 1
@@ -382,6 +395,15 @@ for rev in ("2026-07-28", "2025-11-25"):
         unscored_totals["passed"] += p
         unscored_totals["failed"] += f
         unscored_totals["xfail"] += x
+
+# The Skills extension's scenarios: in no requirement set (extensions are
+# not on the spec timeline), enforced here, since this server implements
+# the extension, with no check skipped.
+print("== 2026-07-28 skills extension (not scored by the suite; enforced here, no check skipped)")
+p, f, x, s = report("2026-07-28/skills", read_results(os.path.join(work, "skills")), skills, {}, {}, True, STRICT)
+totals["passed"] += p
+totals["failed"] += f
+summary.append("2026-07-28 skills extension (enforced): %d passed, %d failed" % (p, f))
 
 print("== pending scenarios at 2026-07-28 (not scored)")
 p, f, x, _ = report("2026-07-28/pending", read_results(os.path.join(work, "pending")), pending, {}, {}, False)

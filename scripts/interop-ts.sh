@@ -49,4 +49,4 @@ ln -s "$DEPS/node_modules" "$WORK/node_modules"
 BOUND=""
 command -v timeout >/dev/null && BOUND="timeout 300"
 echo "interop-ts: $("$NODE" --version), @modelcontextprotocol/client $("$NODE" -p "require('$DEPS/node_modules/@modelcontextprotocol/client/package.json').version")" >&2
-MCPMW_CHI_APP="$WORK/chi-app" $BOUND "$NODE" --test --test-reporter=spec --test-timeout=120000 "$WORK/client.test.mjs"
+MCPMW_CHI_APP="$WORK/chi-app" $BOUND "$NODE" --test --test-reporter=spec --test-timeout=120000 "$WORK/client.test.mjs" "$WORK/skills.test.mjs"

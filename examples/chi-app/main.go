@@ -193,6 +193,7 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 	reg.AddTools(extra...)
 	reg.AddResourceTemplates(noteTemplates(b.notes)...)
 	reg.AddPrompts(prompts(b.notes)...)
+	exts := []mcpmw.Extension{appSkills(&reg)}
 
 	opts := &mcpmw.Options{
 		Server:       mcpmw.Implementation{Name: "chi-app", Title: "mcpmw example app", Version: "1.0.0"},
@@ -205,6 +206,7 @@ func newApp(c config, auditOut, logOut io.Writer, extra ...mcpmw.Tool) (http.Han
 		Relay:        b.relay,
 		RateLimit:    b.limit,
 		Tasks:        &mcpmw.TaskOptions{Store: b.tasks, PollInterval: taskPollInterval, MaxRunning: taskMaxRunning, MaxPerCaller: taskMaxRunning},
+		Extensions:   exts,
 	}
 	// One JSON object per line, the arguments as JSON (sensitive ones,
 	// note_create's text, as "[redacted]"); a line that cannot be written

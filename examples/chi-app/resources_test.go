@@ -51,7 +51,9 @@ func listedResources(t *testing.T, rep reply) map[string]map[string]any {
 	require.NoError(t, json.Unmarshal(rep.result["resources"], &rs))
 	out := map[string]map[string]any{}
 	for _, r := range rs {
-		out[r["uri"].(string)] = r
+		if uri := r["uri"].(string); !strings.HasPrefix(uri, "skill://") { // the skills' SKILL.md: skills_test.go
+			out[uri] = r
+		}
 	}
 	return out
 }

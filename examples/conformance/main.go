@@ -3,8 +3,8 @@
 // endpoint, built only on the library's public API, serving the fixtures
 // the suite's scenarios call: tools (tools.go), input_required rounds and
 // legacy elicitation through Ask (ask.go), resources, a resource template,
-// prompts and completion (resources.go), and the hooks of the
-// subscriptions/listen scenarios (listen.go).
+// prompts and completion (resources.go), the hooks of the
+// subscriptions/listen scenarios (listen.go), and skills (skills.go).
 //
 //	go -C examples run ./conformance # from the repository root: examples/ is a module of its own
 //	bash scripts/conformance.sh      # builds it, starts it, runs the suite
@@ -128,6 +128,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 	reg.AddResources(resources()...)
 	reg.AddResourceTemplates(templates()...)
 	reg.AddPrompts(prompts()...)
+	skillsExt := addSkills(&reg)
 
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return anyone{}, nil })
 	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
@@ -152,6 +153,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 		Notifier:         notify,
 		Relay:            relay,
 		Tasks:            tasks,
+		Extensions:       []mcpmw.Extension{skillsExt},
 		Logger:           logger,
 	})
 	mux.Handle("/mcp", h)
