@@ -1,0 +1,191 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/internal/echo"
+)
+
+// maxTokenBytes bounds an access token: a longer one is refused before
+// it is parsed or hashed.
+const maxTokenBytes = 16 << 10
+
+// An Authenticator is an mcpmw.Authenticator for OAuth 2.1 access tokens:
+// JWTs (RFC 9068) verified against the issuer's keys, and, with
+// Config.Introspection, opaque tokens introspected (RFC 7662). Its callers
+// are *Token. It is safe for concurrent use; make one per endpoint.
+type Authenticator struct {
+	s     *settings
+	keys  *keySource
+	jwts  *tokenCache
+	intro *introspector
+}
+
+// New checks c and returns its Authenticator. It fetches nothing: the
+// issuer's metadata and keys are fetched when the first token needs them
+// (call Refresh to fetch them at start-up).
+func New(c Config) (*Authenticator, error) {
+	s, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	keys, err := newKeySource(s)
+	if err != nil {
+		return nil, err
+	}
+	a := &Authenticator{s: s, keys: keys, jwts: newTokenCache(s.cacheSize)}
+	if s.introspect != nil {
+		a.intro = newIntrospector(s, keys)
+	}
+	return a, nil
+}
+
+// Refresh fetches the issuer's metadata (if it is not known yet) and
+// keys now, so that a deployment finds a wrong Issuer at start-up rather
+// than at its first request. An Authenticator with fixed keys
+// (Config.JWKS) fetches nothing.
+func (a *Authenticator) Refresh(ctx context.Context) error {
+	if a.s.fixedJWKS != nil {
+		return nil
+	}
+	a.keys.mu.Lock()
+	defer a.keys.mu.Unlock()
+	a.keys.lastTry = time.Now()
+	ks, err := a.keys.load(ctx)
+	if err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	a.keys.cur.Store(ks)
+	return nil
+}
+
+// Authenticate implements mcpmw.Authenticator. A request without
+// credentials gets a 401 with a challenge that carries no error; a
+// malformed Authorization header, more than one, or a token in the query
+// string a 400 invalid_request; a token refused a 401 invalid_token that
+// says why in a few words (the whole reason goes to the audit record);
+// the issuer out of reach a 503. Every refusal is an *Error.
+func (a *Authenticator) Authenticate(r *http.Request) (mcpmw.Caller, error) {
+	token, err := bearerToken(r)
+	if err != nil {
+		return nil, err
+	}
+	return a.Verify(r.Context(), token)
+}
+
+// Verify checks an access token as Authenticate does, for a caller that
+// found it elsewhere than in a request's Authorization header.
+func (a *Authenticator) Verify(ctx context.Context, token string) (*Token, error) {
+	if len(token) > maxTokenBytes {
+		return nil, refused(descMalformed, fmt.Sprintf("a token of %d bytes", len(token)))
+	}
+	if strings.Count(token, ".") != 2 {
+		if a.intro == nil {
+			return nil, refused(descOpaque, "an opaque token, and no introspection configured")
+		}
+		return a.intro.introspect(ctx, token)
+	}
+	return a.verifyJWT(ctx, token)
+}
+
+// bearerToken is the token of a request's one Authorization header, with
+// the Bearer scheme.
+func bearerToken(r *http.Request) (string, error) {
+	values := r.Header.Values("Authorization")
+	inQuery := r.URL.Query().Has("access_token")
+	switch {
+	case len(values) > 1:
+		return "", malformed("Send one Authorization header", fmt.Sprintf("%d Authorization headers", len(values)))
+	case inQuery:
+		return "", malformed("Send the access token in the Authorization header only", "an access_token query parameter")
+	case len(values) == 0:
+		return "", &Error{Status: http.StatusUnauthorized, Reason: "no Authorization header", Scheme: "Bearer"}
+	}
+	scheme, token, _ := strings.Cut(values[0], " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", &Error{Status: http.StatusUnauthorized, Reason: fmt.Sprintf("the Authorization scheme is %q, not Bearer", echo.Cap(scheme)), Scheme: "Bearer"}
+	}
+	if !b64token(token) {
+		return "", malformed("The Authorization header is malformed", "the Bearer credentials are no b64token (RFC 6750 §2.1)")
+	}
+	return token, nil
+}
+
+// b64token reports whether s is RFC 6750 §2.1's b64token: 1*( ALPHA /
+// DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func b64token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// verifyJWT checks a JWT access token (RFC 9068 §4), once: a token
+// verified before is taken from the cache while it is unexpired and its key
+// is still in the key set.
+func (a *Authenticator) verifyJWT(ctx context.Context, token string) (*Token, error) {
+	now := time.Now()
+	k := keyOf(token)
+	if e, ok := a.jwts.get(k, now); ok {
+		if ks := a.keys.cur.Load(); ks != nil && ks.has(e.kid, e.thumb) {
+			return e.tok, nil
+		}
+		a.jwts.drop(k)
+	}
+	jws, err := jose.ParseSignedCompact(token, a.s.algs)
+	if err != nil {
+		return nil, refused(descAlgorithm, "parsing the JWS: "+err.Error())
+	}
+	h := jws.Signatures[0].Protected
+	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
+	if !a.typeAccepted(typ) {
+		return nil, refused(descType, fmt.Sprintf("typ %q, want one of %q", echo.Cap(typ), a.s.typs))
+	}
+	key, ks, err := a.keys.key(ctx, h.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := jws.Verify(key)
+	if err != nil {
+		return nil, refused(descSignature, fmt.Sprintf("signature by key %q: %v", key.KeyID, err))
+	}
+	var c claims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, refused(descMalformed, "the claims: "+err.Error())
+	}
+	if e := c.check(a.s, now, false); e != nil {
+		return nil, e
+	}
+	if m := c.missing(a.s.required); m != "" {
+		return nil, refused(descClaims, "no "+m)
+	}
+	tok := c.token(a.s.scopes, a.s.issuer)
+	a.jwts.put(k, cached{tok: tok, until: c.Expiry.Add(a.s.leeway), kid: key.KeyID, thumb: ks.thumbs[key]}, now)
+	return tok, nil
+}
+
+// typeAccepted reports whether typ is one of Config.TokenTypes.
+func (a *Authenticator) typeAccepted(typ string) bool {
+	t := mediaType(typ)
+	for _, want := range a.s.typs {
+		if t == want {
+			return true
+		}
+	}
+	return false
+}
