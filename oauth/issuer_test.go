@@ -56,7 +56,8 @@ func newTestIssuer(t *testing.T) *testIssuer {
 	mux.HandleFunc("POST /introspect", func(w http.ResponseWriter, r *http.Request) {
 		is.introspect(w, r)
 	})
-	is.srv = httptest.NewServer(mux)
+	is.srv = httptest.NewUnstartedServer(mux) // is.srv is set before any handler reads it
+	is.srv.Start()
 	t.Cleanup(is.srv.Close)
 	return is
 }
