@@ -100,7 +100,7 @@ func (a *Authenticator) Verify(ctx context.Context, token string) (*Token, error
 // the Bearer scheme.
 func bearerToken(r *http.Request) (string, error) {
 	values := r.Header.Values("Authorization")
-	inQuery := r.URL.Query().Has("access_token")
+	inQuery := strings.Contains(r.URL.RawQuery, "access_token") && r.URL.Query().Has("access_token") // parsed only when it may be there
 	switch {
 	case len(values) > 1:
 		return "", malformed("Send one Authorization header", fmt.Sprintf("%d Authorization headers", len(values)))

@@ -40,15 +40,15 @@ func newAuth(t *testing.T, is *testIssuer, edit func(*oauth.Config)) *oauth.Auth
 	return a
 }
 
-// refusal is what an Authenticator's refusal says.
-func refusal(t *testing.T, err error) *oauth.Error {
+// oauthError is what an Authenticator's refusal says.
+func oauthError(t *testing.T, err error) *oauth.Error {
 	t.Helper()
 	var e *oauth.Error
 	require.ErrorAs(t, err, &e)
 	return e
 }
 
-func request(authorization ...string) *http.Request {
+func authRequest(authorization ...string) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	for _, a := range authorization {
 		r.Header.Add("Authorization", a)
@@ -63,7 +63,7 @@ func TestAValidToken(t *testing.T) {
 	c := is.claims(resource)
 	c["scope"] = "write other"
 	c["cnf"] = map[string]string{"jkt": "thumb"}
-	caller, err := a.Authenticate(request("Bearer " + is.sign(t, c, nil)))
+	caller, err := a.Authenticate(authRequest("Bearer " + is.sign(t, c, nil)))
 	require.NoError(t, err)
 	tok := caller.(*oauth.Token)
 	assert.Equal(t, is.srv.URL, tok.Issuer)
@@ -127,8 +127,8 @@ func TestRefusedJWTs(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := a.Authenticate(request("Bearer " + tt.token))
-			e := refusal(t, err)
+			_, err := a.Authenticate(authRequest("Bearer " + tt.token))
+			e := oauthError(t, err)
 			assert.Equal(t, 401, e.Status)
 			assert.Equal(t, "invalid_token", e.Code)
 			assert.Equal(t, tt.desc, e.Description)
@@ -146,7 +146,7 @@ func TestAuthorizationHeader(t *testing.T) {
 	is := newTestIssuer(t)
 	a := newAuth(t, is, nil)
 	tok := is.sign(t, is.claims(resource), nil)
-	inQuery := request("Bearer " + tok)
+	inQuery := authRequest("Bearer " + tok)
 	inQuery.URL.RawQuery = "access_token=" + tok
 	for _, tt := range []struct {
 		name   string
@@ -154,20 +154,20 @@ func TestAuthorizationHeader(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"none", request(), 401, ""},
-		{"Basic", request("Basic YTpi"), 401, ""},
-		{"two", request("Bearer "+tok, "Bearer "+tok), 400, "invalid_request"},
+		{"none", authRequest(), 401, ""},
+		{"Basic", authRequest("Basic YTpi"), 401, ""},
+		{"two", authRequest("Bearer "+tok, "Bearer "+tok), 400, "invalid_request"},
 		{"in the query too", inQuery, 400, "invalid_request"},
-		{"a space in the token", request("Bearer a b"), 400, "invalid_request"},
-		{"empty", request("Bearer "), 400, "invalid_request"},
-		{"no token", request("Bearer"), 400, "invalid_request"},
-		{"only =", request("Bearer =="), 400, "invalid_request"},
-		{"a quote", request(`Bearer a"b`), 400, "invalid_request"},
+		{"a space in the token", authRequest("Bearer a b"), 400, "invalid_request"},
+		{"empty", authRequest("Bearer "), 400, "invalid_request"},
+		{"no token", authRequest("Bearer"), 400, "invalid_request"},
+		{"only =", authRequest("Bearer =="), 400, "invalid_request"},
+		{"a quote", authRequest(`Bearer a"b`), 400, "invalid_request"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := a.Authenticate(tt.r)
-			e := refusal(t, err)
+			e := oauthError(t, err)
 			assert.Equal(t, tt.status, e.Status)
 			assert.Equal(t, tt.code, e.Code)
 			if tt.code == "" {
@@ -176,9 +176,9 @@ func TestAuthorizationHeader(t *testing.T) {
 			}
 		})
 	}
-	_, err := a.Authenticate(request("bearer " + tok))
+	_, err := a.Authenticate(authRequest("bearer " + tok))
 	assert.NoError(t, err, "the scheme's case does not matter")
-	_, err = a.Authenticate(request("Bearer " + strings.TrimRight(tok, "=") + "=="))
+	_, err = a.Authenticate(authRequest("Bearer " + strings.TrimRight(tok, "=") + "=="))
 	assert.Error(t, err, "padding is part of the token")
 }
 
@@ -203,7 +203,7 @@ func TestVerifiedTokensAreKeptWhileTheirKeyIs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), is.jwksHits.Load())
 	_, err = a.Verify(t.Context(), old)
-	assert.Equal(t, "The access token is signed with an unknown key", refusal(t, err).Description)
+	assert.Equal(t, "The access token is signed with an unknown key", oauthError(t, err).Description)
 }
 
 // Tokens with made-up kids cost the issuer one fetch per MinKeyRefresh,
@@ -222,7 +222,7 @@ func TestUnknownKidsInABurstFetchOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, err := a.Verify(context.Background(), signWith(t, jose.ES256, key, fmt.Sprint("made-up-", i), is.claims(resource), nil))
-			assert.Equal(t, "The access token is signed with an unknown key", refusal(t, err).Description)
+			assert.Equal(t, "The access token is signed with an unknown key", oauthError(t, err).Description)
 		}()
 	}
 	wg.Wait()
@@ -234,7 +234,7 @@ func TestUnknownKidsInABurstFetchOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, err := b.Verify(context.Background(), signWith(t, jose.ES256, key, fmt.Sprint("made-up-", i), is.claims(resource), nil))
-			assert.Equal(t, "The access token is signed with an unknown key", refusal(t, err).Description)
+			assert.Equal(t, "The access token is signed with an unknown key", oauthError(t, err).Description)
 		}()
 	}
 	wg.Wait()
@@ -250,7 +250,7 @@ func TestTheLastGoodKeysServeWhileTheIssuerIsDown(t *testing.T) {
 	tok := is.sign(t, is.claims(resource), nil)
 	is.setDown(true)
 	_, err := a.Verify(t.Context(), tok)
-	e := refusal(t, err)
+	e := oauthError(t, err)
 	assert.Equal(t, 503, e.Status)
 	assert.Empty(t, e.Challenges())
 	assert.NotErrorIs(t, err, mcpmw.ErrInvalidToken)
@@ -291,7 +291,7 @@ func TestOptions(t *testing.T) {
 			c["nbf"] = time.Now().Unix()
 			delete(c, claim)
 			_, err := a.Verify(t.Context(), is.sign(t, c, nil))
-			assert.Contains(t, refusal(t, err).Reason, "no "+claim)
+			assert.Contains(t, oauthError(t, err).Reason, "no "+claim)
 		}
 		_, err = oauth.New(oauth.Config{Issuer: is.srv.URL, Resource: resource, RequiredClaims: []string{"acr"}})
 		assert.ErrorContains(t, err, `"acr"`)
@@ -324,7 +324,7 @@ func TestOptions(t *testing.T) {
 	t.Run("Algorithms", func(t *testing.T) {
 		a := newAuth(t, is, func(c *oauth.Config) { c.Algorithms = []string{"RS256"} })
 		_, err := a.Verify(t.Context(), is.sign(t, is.claims(resource), nil))
-		assert.Equal(t, "The access token is malformed or signed with an algorithm not accepted", refusal(t, err).Description)
+		assert.Equal(t, "The access token is malformed or signed with an algorithm not accepted", oauthError(t, err).Description)
 		for _, alg := range []string{"HS256", "none", "HS512", "es256"} {
 			_, err := oauth.New(oauth.Config{Issuer: is.srv.URL, Resource: resource, Algorithms: []string{alg}})
 			assert.Error(t, err, alg)
@@ -338,7 +338,7 @@ func TestOptions(t *testing.T) {
 		_, err := a.Verify(t.Context(), is.sign(t, is.claims(resource), nil))
 		assert.NoError(t, err)
 		_, err = a.Verify(t.Context(), is.sign(t, is.claims(resource), map[string]any{"kid": "nope"}))
-		assert.Equal(t, "The access token is signed with an unknown key", refusal(t, err).Description)
+		assert.Equal(t, "The access token is signed with an unknown key", oauthError(t, err).Description)
 		assert.NoError(t, a.Refresh(t.Context()))
 		assert.Equal(t, hits, is.jwksHits.Load(), "never fetched")
 	})
@@ -369,9 +369,14 @@ func TestConfigChecks(t *testing.T) {
 	t.Parallel()
 	ok := oauth.Config{Issuer: "https://auth.example.com", Resource: resource}
 	for name, edit := range map[string]func(*oauth.Config){
-		"no issuer":                func(c *oauth.Config) { c.Issuer = "" },
-		"issuer not a URL":         func(c *oauth.Config) { c.Issuer = "auth.example.com" },
-		"issuer with a fragment":   func(c *oauth.Config) { c.Issuer = "https://auth.example.com/#x" },
+		"no issuer":              func(c *oauth.Config) { c.Issuer = "" },
+		"issuer not a URL":       func(c *oauth.Config) { c.Issuer = "auth.example.com" },
+		"issuer with a fragment": func(c *oauth.Config) { c.Issuer = "https://auth.example.com/#x" },
+		"issuer over http":       func(c *oauth.Config) { c.Issuer = "http://auth.example.com" },
+		"JWKSURI over http":      func(c *oauth.Config) { c.JWKSURI = "http://10.0.0.1/jwks" },
+		"introspection over http": func(c *oauth.Config) {
+			c.Introspection = &oauth.Introspection{ClientID: "rs", Endpoint: "http://auth.example.com/i"}
+		},
 		"no resource":              func(c *oauth.Config) { c.Resource = "" },
 		"resource ftp":             func(c *oauth.Config) { c.Resource = "ftp://x/mcp" },
 		"empty audience":           func(c *oauth.Config) { c.Audiences = []string{""} },
@@ -390,6 +395,13 @@ func TestConfigChecks(t *testing.T) {
 	}
 	_, err := oauth.New(ok)
 	assert.NoError(t, err)
+	for _, loopback := range []string{"http://localhost:8080", "http://127.0.0.2", "http://[::1]:9000"} {
+		c := ok
+		c.Issuer, c.JWKSURI = loopback, loopback+"/jwks"
+		c.Introspection = &oauth.Introspection{ClientID: "rs", Endpoint: loopback + "/introspect"}
+		_, err := oauth.New(c)
+		assert.NoError(t, err, loopback)
+	}
 }
 
 // The JWKS keeps the keys it can use: public signing keys, the first of a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -148,7 +149,7 @@ func (c *Config) check() (*settings, error) {
 	s := &settings{issuer: c.Issuer, leeway: c.Leeway, refresh: c.KeyRefresh, minRefresh: c.MinKeyRefresh,
 		cacheSize: c.CacheSize, client: c.HTTPClient, logger: c.Logger, introspect: c.Introspection,
 		jwksURI: c.JWKSURI, fixedJWKS: c.JWKS}
-	if err := absoluteURL(c.Issuer); err != nil {
+	if err := fetchableURL(c.Issuer); err != nil {
 		return nil, fmt.Errorf("oauth: Issuer %q: %w", c.Issuer, err)
 	}
 	if err := absoluteURL(c.Resource); err != nil {
@@ -211,7 +212,7 @@ func (c *Config) check() (*settings, error) {
 			return nil, errors.New("oauth: Introspection.ClientID is empty: RFC 7662 requires the resource server to authenticate")
 		}
 		if in.Endpoint != "" {
-			if err := absoluteURL(in.Endpoint); err != nil {
+			if err := fetchableURL(in.Endpoint); err != nil {
 				return nil, fmt.Errorf("oauth: Introspection.Endpoint %q: %w", in.Endpoint, err)
 			}
 		}
@@ -221,7 +222,7 @@ func (c *Config) check() (*settings, error) {
 		}
 	}
 	if c.JWKSURI != "" {
-		if err := absoluteURL(c.JWKSURI); err != nil {
+		if err := fetchableURL(c.JWKSURI); err != nil {
 			return nil, fmt.Errorf("oauth: JWKSURI %q: %w", c.JWKSURI, err)
 		}
 	}
@@ -246,6 +247,25 @@ func absoluteURL(s string) error {
 		return errors.New("has a fragment")
 	}
 	return nil
+}
+
+// fetchableURL checks that s, a URL keys or verdicts are fetched from, is
+// absolute and https: over http anyone on the path could hand out keys.
+// http is allowed for a loopback host (localhost, 127.0.0.0/8, ::1), for
+// tests and local development.
+func fetchableURL(s string) error {
+	if err := absoluteURL(s); err != nil {
+		return err
+	}
+	u, _ := url.Parse(s)
+	if u.Scheme == "https" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); host == "localhost" || err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return errors.New("not https (http is for a loopback host only)")
 }
 
 // normalAudience is aud in the form audiences are compared in: the scheme

@@ -114,13 +114,13 @@ func TestIntrospectedTokens(t *testing.T) {
 		"no-active": "The access token is not active",
 	} {
 		_, err := a.Verify(t.Context(), token)
-		e := refusal(t, err)
+		e := oauthError(t, err)
 		assert.Equal(t, desc, e.Description, token)
 		assert.Equal(t, 401, e.Status, token)
 		assert.ErrorIs(t, err, mcpmw.ErrInvalidToken)
 	}
 	_, err = a.Verify(t.Context(), "active-string")
-	assert.Equal(t, 503, refusal(t, err).Status, "an answer that is no RFC 7662 answer")
+	assert.Equal(t, 503, oauthError(t, err).Status, "an answer that is no RFC 7662 answer")
 }
 
 // Concurrent introspections of one token make one call.
@@ -157,7 +157,7 @@ func TestIntrospectionCacheNeverOutlivesTheToken(t *testing.T) {
 	require.NoError(t, err)
 	time.Sleep(1600 * time.Millisecond)
 	_, err = a.Verify(t.Context(), "short")
-	assert.Equal(t, "The access token expired", refusal(t, err).Description, "asked again, and expired")
+	assert.Equal(t, "The access token expired", oauthError(t, err).Description, "asked again, and expired")
 	assert.Equal(t, int64(2), as.calls.Load())
 
 	as2 := &introspectionAS{answers: map[string]map[string]any{}}
@@ -177,16 +177,16 @@ func TestIntrospectionEndpointFailures(t *testing.T) {
 	as := &introspectionAS{status: http.StatusInternalServerError}
 	_, a := newIntrospecting(t, as, nil)
 	_, err := a.Verify(t.Context(), "x")
-	assert.Equal(t, 503, refusal(t, err).Status)
+	assert.Equal(t, 503, oauthError(t, err).Status)
 
 	as2 := &introspectionAS{answers: map[string]map[string]any{}}
 	_, b := newIntrospecting(t, as2, func(c *oauth.Config) { c.Introspection.ClientSecret = "wrong" })
 	_, err = b.Verify(t.Context(), "x")
-	assert.Equal(t, 503, refusal(t, err).Status)
+	assert.Equal(t, 503, oauthError(t, err).Status)
 
 	_, c := newIntrospecting(t, &introspectionAS{}, func(c *oauth.Config) { c.Introspection.Endpoint = "http://127.0.0.1:1/introspect" })
 	_, err = c.Verify(t.Context(), "x")
-	assert.Equal(t, 503, refusal(t, err).Status)
+	assert.Equal(t, 503, oauthError(t, err).Status)
 }
 
 // A request that gives up waiting is answered at once; the flight goes on
@@ -203,7 +203,7 @@ func TestAnIntrospectionOutlivesTheRequestThatBeganIt(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
-	assert.Equal(t, 503, refusal(t, <-done).Status)
+	assert.Equal(t, 503, oauthError(t, <-done).Status)
 	close(as.release)
 	_, err := a.Verify(t.Context(), "good")
 	assert.NoError(t, err)

@@ -31,7 +31,7 @@ type testIssuer struct {
 	introspect http.HandlerFunc
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	is := &testIssuer{}
 	is.rotate(t)
@@ -75,7 +75,7 @@ func (is *testIssuer) setDown(down bool) {
 }
 
 // rotate adds a new signing key and drops all but the newest two.
-func (is *testIssuer) rotate(t *testing.T) {
+func (is *testIssuer) rotate(t testing.TB) {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ func (is *testIssuer) claims(resource string) map[string]any {
 
 // sign signs claims with the newest key (or key i of opts), with typ
 // at+jwt unless header says otherwise.
-func (is *testIssuer) sign(t *testing.T, claims map[string]any, header map[string]any) string {
+func (is *testIssuer) sign(t testing.TB, claims map[string]any, header map[string]any) string {
 	t.Helper()
 	is.mu.Lock()
 	key, kid := is.keys[0], is.kids[0]
@@ -123,7 +123,7 @@ func (is *testIssuer) sign(t *testing.T, claims map[string]any, header map[strin
 	return signWith(t, jose.ES256, key, kid, claims, header)
 }
 
-func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any, header map[string]any) string {
+func signWith(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any, header map[string]any) string {
 	t.Helper()
 	opts := (&jose.SignerOptions{}).WithType("at+jwt")
 	if kid != "" {
