@@ -127,13 +127,21 @@ func b64token(s string) bool {
 		return false
 	}
 	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+		if !b64tokenChar[body[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// b64tokenChar marks the characters of a b64token but "=": a table, since
+// every request's token is scanned.
+var b64tokenChar = func() (t [256]bool) {
+	for _, c := range []byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/") {
+		t[c] = true
+	}
+	return t
+}()
 
 // verifyJWT checks a JWT access token (RFC 9068 §4), once: a token
 // verified before is taken from the cache while it is unexpired and its key

@@ -455,3 +455,18 @@ func TestNoKidAndOneKey(t *testing.T) {
 }
 
 var _ = errors.New
+
+// A token of 16 KiB is read; one byte more is refused unread.
+func TestTokenSizeBound(t *testing.T) {
+	t.Parallel()
+	is := newTestIssuer(t)
+	a := newAuth(t, is, nil)
+	_, err := a.Verify(t.Context(), strings.Repeat("a", 16<<10))
+	assert.Equal(t, "The access token is not a JWT and cannot be introspected here", oauthError(t, err).Description)
+	_, err = a.Verify(t.Context(), strings.Repeat("a", 16<<10+1))
+	e := oauthError(t, err)
+	assert.Equal(t, "The access token is malformed", e.Description)
+	assert.Equal(t, "a token of 16385 bytes", e.Reason)
+	_, err = a.Authenticate(authRequest("Bearer -._~+/AZaz09=="))
+	assert.Equal(t, "The access token is not a JWT and cannot be introspected here", oauthError(t, err).Description, "every b64token character")
+}
