@@ -61,7 +61,8 @@ type DPoPOptions struct {
 	MaxAge time.Duration
 
 	// Leeway is how far in the future a proof's iat may be, for clients
-	// whose clocks run ahead. Default 5 minutes, DPOPX's window.
+	// whose clocks run ahead, and a server nonce's issue time, for
+	// instances whose clocks do. Default 5 minutes, DPOPX's window.
 	Leeway time.Duration
 
 	// Replay remembers the proofs accepted, so that each is accepted once
@@ -235,7 +236,7 @@ func (v *DPoPVerifier) Check(r *http.Request, token, jkt string) error {
 	if err != nil {
 		return v.invalidProof("malformed DPoP proof", "the DPoP header is not one compact JWS: "+err.Error())
 	}
-	if hdr.Typ != "dpop+jwt" {
+	if !dpopType(hdr.Typ) {
 		return v.invalidProof("wrong typ", fmt.Sprintf("the proof's typ is %q, not dpop+jwt", clip(hdr.Typ)))
 	}
 	if !v.allowed(hdr.Alg) {
@@ -383,6 +384,13 @@ func parseProofHeader(proof string) (proofHeader, error) {
 		return h, fmt.Errorf("its header is not a JSON object: %w", err)
 	}
 	return h, nil
+}
+
+// dpopType reports whether typ names the media type application/dpop+jwt:
+// a typ without a '/' has "application/" understood before it (RFC 7515
+// §4.1.9), and media types compare case-blind (RFC 9110 §8.3.1).
+func dpopType(typ string) bool {
+	return strings.EqualFold(typ, "dpop+jwt") || strings.EqualFold(typ, "application/dpop+jwt")
 }
 
 // privateMember returns the first member of jwk that carries a private
