@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -68,17 +69,97 @@ func (a *Authenticator) Refresh(ctx context.Context) error {
 }
 
 // Authenticate implements mcpmw.Authenticator. A request without
-// credentials gets a 401 with a challenge that carries no error; a
-// malformed Authorization header, more than one, or a token in the query
-// string a 400 invalid_request; a token refused a 401 invalid_token that
-// says why in a few words (the whole reason goes to the audit record);
-// the issuer out of reach a 503. Every refusal is an *Error.
+// credentials gets a 401 with a challenge that carries no error (in the
+// schemes the Authenticator takes); a malformed Authorization header, more
+// than one, or a token in the query string a 400 invalid_request; a token
+// refused a 401 invalid_token that says why in a few words (the whole
+// reason goes to the audit record); the issuer out of reach a 503. Every
+// refusal is an *Error, or a *DPoPError for a DPoP proof refused.
+//
+// With Config.DPoP not off, "Authorization: DPoP <token>" is verified
+// as a token first, then its proof (the DPoP header) by the DPoPVerifier
+// with the token's cnf.jkt; the caller's TokenScheme is then "DPoP".
 func (a *Authenticator) Authenticate(r *http.Request) (mcpmw.Caller, error) {
-	token, err := bearerToken(r)
+	scheme, token, err := a.credentials(r)
 	if err != nil {
 		return nil, err
 	}
-	return a.Verify(r.Context(), token)
+	tok, err := a.Verify(r.Context(), token)
+	if err != nil {
+		return nil, a.inScheme(err, scheme)
+	}
+	switch {
+	case scheme == "DPoP":
+		if err := a.s.dpopCheck.Check(r, token, tok.JKT); err != nil {
+			var de *DPoPError
+			if errors.As(err, &de) && de.Nonce != "" {
+				return nil, &nonceError{de}
+			}
+			return nil, err
+		}
+		bound := *tok // the cached Token is shared: this request's copy says DPoP
+		bound.scheme = "DPoP"
+		return &bound, nil
+	case tok.JKT != "":
+		return nil, a.inScheme(refused(descBound, "a DPoP-bound token (cnf.jkt) presented as Bearer (RFC 9449 §7.2)"), scheme)
+	}
+	return tok, nil
+}
+
+// credentials are the scheme ("Bearer" or "DPoP") and token of a request's
+// one Authorization header, or the refusal of a request without usable
+// ones.
+func (a *Authenticator) credentials(r *http.Request) (scheme, token string, err error) {
+	values := r.Header.Values("Authorization")
+	inQuery := strings.Contains(r.URL.RawQuery, "access_token") && r.URL.Query().Has("access_token") // parsed only when it may be there
+	switch {
+	case len(values) > 1:
+		return "", "", malformed("Send one Authorization header", fmt.Sprintf("%d Authorization headers", len(values)))
+	case inQuery:
+		return "", "", malformed("Send the access token in the Authorization header only", "an access_token query parameter")
+	case len(values) == 0:
+		return "", "", a.noCredentials("no Authorization header")
+	}
+	scheme, token, _ = strings.Cut(values[0], " ")
+	switch {
+	case strings.EqualFold(scheme, "Bearer") && a.s.dpop == DPoPRequired:
+		e := refused(descDPoPOnly, "a Bearer token, and DPoP is required")
+		return "", "", a.inScheme(e, "DPoP")
+	case strings.EqualFold(scheme, "Bearer"):
+		scheme = "Bearer"
+	case strings.EqualFold(scheme, "DPoP") && a.s.dpop != DPoPOff:
+		scheme = "DPoP"
+	default:
+		return "", "", a.noCredentials(fmt.Sprintf("the Authorization scheme is %q, not one this endpoint takes", echo.Cap(scheme)))
+	}
+	if !b64token(token) {
+		return "", "", a.inScheme(malformed("The Authorization header is malformed", "the credentials are no b64token (RFC 6750 §2.1)"), scheme)
+	}
+	return scheme, token, nil
+}
+
+// noCredentials is the 401 of a request without usable credentials: a
+// challenge without error in each scheme the endpoint takes (RFC 6750
+// §3.1; RFC 9449 §7.2, DPoP with its algs).
+func (a *Authenticator) noCredentials(reason string) *Error {
+	e := &Error{Status: http.StatusUnauthorized, Reason: reason, Scheme: "Bearer"}
+	switch a.s.dpop {
+	case DPoPAllowed:
+		e.more = []mcpmw.Challenge{{Scheme: "DPoP", Params: map[string]string{"algs": a.s.dpopCheck.Algs()}}}
+	case DPoPRequired:
+		e.Scheme, e.params = "DPoP", map[string]string{"algs": a.s.dpopCheck.Algs()}
+	}
+	return e
+}
+
+// inScheme makes a refusal's challenge DPoP, with its algs, when the
+// token came with that scheme.
+func (a *Authenticator) inScheme(err error, scheme string) error {
+	var e *Error
+	if scheme == "DPoP" && errors.As(err, &e) && e.Status < 500 {
+		e.Scheme, e.params = "DPoP", map[string]string{"algs": a.s.dpopCheck.Algs()}
+	}
+	return err
 }
 
 // Verify checks an access token as Authenticate does, for a caller that
@@ -94,29 +175,6 @@ func (a *Authenticator) Verify(ctx context.Context, token string) (*Token, error
 		return a.intro.introspect(ctx, token)
 	}
 	return a.verifyJWT(ctx, token)
-}
-
-// bearerToken is the token of a request's one Authorization header, with
-// the Bearer scheme.
-func bearerToken(r *http.Request) (string, error) {
-	values := r.Header.Values("Authorization")
-	inQuery := strings.Contains(r.URL.RawQuery, "access_token") && r.URL.Query().Has("access_token") // parsed only when it may be there
-	switch {
-	case len(values) > 1:
-		return "", malformed("Send one Authorization header", fmt.Sprintf("%d Authorization headers", len(values)))
-	case inQuery:
-		return "", malformed("Send the access token in the Authorization header only", "an access_token query parameter")
-	case len(values) == 0:
-		return "", &Error{Status: http.StatusUnauthorized, Reason: "no Authorization header", Scheme: "Bearer"}
-	}
-	scheme, token, _ := strings.Cut(values[0], " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		return "", &Error{Status: http.StatusUnauthorized, Reason: fmt.Sprintf("the Authorization scheme is %q, not Bearer", echo.Cap(scheme)), Scheme: "Bearer"}
-	}
-	if !b64token(token) {
-		return "", malformed("The Authorization header is malformed", "the Bearer credentials are no b64token (RFC 6750 §2.1)")
-	}
-	return token, nil
 }
 
 // b64token reports whether s is RFC 6750 §2.1's b64token: 1*( ALPHA /

@@ -93,6 +93,17 @@ type Config struct {
 	// 403 for the permission names them all.
 	Permissions map[mcpmw.Permission][]string
 
+	// DPoP says whether DPoP-bound tokens (RFC 9449) are taken: DPoPOff
+	// (the zero value), DPoPAllowed or DPoPRequired. In every mode a token
+	// bound to a key (cnf.jkt) presented as Bearer is refused (RFC 9449
+	// §7.2): whoever stole it without the key must not use it.
+	DPoP DPoPMode
+	// DPoPVerifier checks the proofs of DPoP requests. Nil (with DPoP
+	// not off): NewDPoPVerifier(nil), the request's own URL and an
+	// in-memory replay cache; behind a proxy, or with several instances,
+	// give one with DPoPOptions.BaseURL and a shared Replay.
+	DPoPVerifier *DPoPVerifier
+
 	// CacheSize bounds the tokens kept verified (JWT) or introspected, each:
 	// 10,000 when zero. A token is kept until its exp at most.
 	CacheSize int
@@ -118,6 +129,22 @@ type Introspection struct {
 	CacheTTL time.Duration
 }
 
+// A DPoPMode says whether an Authenticator takes DPoP-bound tokens
+// (Config.DPoP).
+type DPoPMode int
+
+const (
+	// DPoPOff takes Bearer tokens only: "Authorization: DPoP" is no
+	// credentials to it, and a DPoP-bound token is refused.
+	DPoPOff DPoPMode = iota
+	// DPoPAllowed takes Bearer tokens, and DPoP-bound tokens with their
+	// proofs; a request without credentials is told of both schemes.
+	DPoPAllowed
+	// DPoPRequired takes DPoP-bound tokens with their proofs only: a
+	// Bearer token is refused with a DPoP challenge.
+	DPoPRequired
+)
+
 // defaultAlgorithms are the asymmetric JWS algorithms.
 var defaultAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
@@ -129,7 +156,6 @@ type settings struct {
 	issuer     string
 	audiences  []string // normalised: Resource first
 	algs       []jose.SignatureAlgorithm
-	algNames   string
 	typs       []string // lower case, without application/
 	required   []string
 	leeway     time.Duration
@@ -143,6 +169,8 @@ type settings struct {
 	scopes     *scopePolicy
 	jwksURI    string
 	fixedJWKS  []byte
+	dpop       DPoPMode
+	dpopCheck  *DPoPVerifier // nil when dpop is DPoPOff
 }
 
 func (c *Config) check() (*settings, error) {
@@ -174,7 +202,6 @@ func (c *Config) check() (*settings, error) {
 	if len(s.algs) == 0 {
 		return nil, errors.New("oauth: Algorithms is empty")
 	}
-	s.algNames = strings.Join(algs, " ")
 	typs := c.TokenTypes
 	if typs == nil {
 		typs = []string{"at+jwt"}
@@ -224,6 +251,15 @@ func (c *Config) check() (*settings, error) {
 	if c.JWKSURI != "" {
 		if err := fetchableURL(c.JWKSURI); err != nil {
 			return nil, fmt.Errorf("oauth: JWKSURI %q: %w", c.JWKSURI, err)
+		}
+	}
+	switch s.dpop = c.DPoP; {
+	case c.DPoP < DPoPOff || c.DPoP > DPoPRequired:
+		return nil, fmt.Errorf("oauth: DPoP %d is none of DPoPOff, DPoPAllowed, DPoPRequired", c.DPoP)
+	case c.DPoP != DPoPOff:
+		s.dpopCheck = c.DPoPVerifier
+		if s.dpopCheck == nil {
+			s.dpopCheck = NewDPoPVerifier(nil)
 		}
 	}
 	scopes, err := newScopePolicy(c.Implies, c.Permissions)

@@ -28,8 +28,8 @@ type Error struct {
 	// Scheme is the challenge's scheme: "Bearer" or "DPoP".
 	Scheme string
 
+	params map[string]string // the challenge's other auth-params: DPoP's algs
 	more   []mcpmw.Challenge // further challenges, e.g. DPoP's beside Bearer's
-	header http.Header
 }
 
 // Error is the reason, for the audit record.
@@ -44,12 +44,8 @@ func (e *Error) Challenges() []mcpmw.Challenge {
 	if e.Status >= 500 {
 		return nil
 	}
-	return append([]mcpmw.Challenge{{Scheme: e.Scheme, Error: e.Code, Description: e.Description}}, e.more...)
+	return append([]mcpmw.Challenge{{Scheme: e.Scheme, Error: e.Code, Description: e.Description, Params: e.params}}, e.more...)
 }
-
-// ChallengeHeader is the header fields sent with the challenges (a DPoP
-// nonce), if any.
-func (e *Error) ChallengeHeader() http.Header { return e.header }
 
 // Unwrap makes a refused token mcpmw.ErrInvalidToken and missing
 // credentials mcpmw.ErrUnauthorized, for errors.Is.
@@ -79,7 +75,22 @@ const (
 	descClaims      = "The access token lacks a required claim"
 	descInactive    = "The access token is not active"
 	descOpaque      = "The access token is not a JWT and cannot be introspected here"
+	descBound       = "The access token is DPoP-bound: present it with a DPoP proof"
+	descDPoPOnly    = "This resource takes DPoP-bound access tokens only"
 )
+
+// nonceError is a DPoPVerifier's use_dpop_nonce refusal, with the fresh
+// nonce in the DPoP-Nonce header that mcpmw sends beside its challenge
+// (RFC 9449 §9).
+type nonceError struct{ *DPoPError }
+
+// Unwrap is the DPoPError, for errors.As.
+func (e *nonceError) Unwrap() error { return e.DPoPError }
+
+// ChallengeHeader is the DPoP-Nonce field (see mcpmw.Authenticator).
+func (e *nonceError) ChallengeHeader() http.Header {
+	return http.Header{"Dpop-Nonce": {e.Nonce}}
+}
 
 // refused is a token refused: 401 invalid_token.
 func refused(desc, reason string) *Error {
