@@ -202,11 +202,73 @@ func (h *Handler) authFailure(err error) *answer {
 			challenge = h.challenge.invalidToken
 		}
 	}
+	a.header = challengeHeader(err)
 	if challenge != "" {
-		a.header = http.Header{"Www-Authenticate": {challenge}}
+		if a.header == nil {
+			a.header = http.Header{}
+		}
+		a.header["Www-Authenticate"] = []string{challenge}
 	}
 	a.resp.Outcome, a.resp.Summary = OutcomeDenied, "authentication failed"
 	return a
+}
+
+// challengeHeader is the header fields an Authenticator's error asks to
+// send beside its challenges, with a method
+//
+//	ChallengeHeader() http.Header
+//
+// found with errors.As: DPoP-Nonce with a use_dpop_nonce challenge (RFC
+// 9449 §9), Retry-After with a 429 or 503. The method's name is its own so
+// that an error of an HTTP client the Authenticator wraps (which may have
+// a Header method holding an upstream answer's fields) never has its
+// fields sent. The fields the handler writes itself (the challenges, the
+// body's framing and type, the connection's) are left out, and so is a
+// value no header may hold (a control character): nil when none is left.
+func challengeHeader(err error) http.Header {
+	var hc interface{ ChallengeHeader() http.Header }
+	if !errors.As(err, &hc) {
+		return nil
+	}
+	var out http.Header
+	for name, values := range hc.ChallengeHeader() {
+		name = http.CanonicalHeaderKey(name)
+		if !isToken(name) || handlerOwnsHeader(name) {
+			continue
+		}
+		for _, v := range values {
+			if !headerValue(v) {
+				continue
+			}
+			if out == nil {
+				out = http.Header{}
+			}
+			out[name] = append(out[name], v)
+		}
+	}
+	return out
+}
+
+// handlerOwnsHeader reports whether the handler writes the field name (in
+// canonical form) itself, so that an error's ChallengeHeader may not.
+func handlerOwnsHeader(name string) bool {
+	switch name {
+	case "Www-Authenticate", "Content-Type", "Content-Length", "Content-Encoding",
+		"Transfer-Encoding", "Connection", "Trailer", "Upgrade", "Set-Cookie":
+		return true
+	}
+	return strings.HasPrefix(name, "Mcp-")
+}
+
+// headerValue reports whether v can be written as a field value (RFC 9110
+// §5.5): no control character but a tab.
+func headerValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // authStatus returns the HTTP status for an authentication failure: the
@@ -244,15 +306,30 @@ func deniedAnswer(c Caller, t *Target, resourceMetadata string) *answer {
 }
 
 // insufficientScope is the challenge of a 403 to caller c, who lacks
-// permission p: in the scheme of c's token, naming p as the scope when p
-// is one scope token ("" names none: a permission with a space in it would
-// read as two scopes) and the resource metadata when there is some.
+// permission p: in the scheme of c's token, naming as the scope every
+// scope a token needs for p (neededScopes) and the resource metadata when
+// there is some.
 func insufficientScope(c Caller, p Permission, resourceMetadata string) string {
-	ch := Challenge{Scheme: tokenScheme(c), Error: "insufficient_scope"}
-	if validScope(string(p)) {
-		ch.Scope = string(p)
+	return Challenge{Scheme: tokenScheme(c), Error: "insufficient_scope", Scope: neededScopes(c, p)}.header(resourceMetadata)
+}
+
+// neededScopes is every scope a token needs to be granted p, as c's
+// ScopesFor method says (see Caller), space-separated; without the method,
+// p itself when it is one scope token. It is "" (no scope named) when the
+// method names none, or something that is not scope tokens: a permission
+// with a space in it would read as two scopes.
+func neededScopes(c Caller, p Permission) string {
+	if sf, ok := c.(interface{ ScopesFor(Permission) []string }); ok {
+		scopes := sf.ScopesFor(p)
+		if len(scopes) == 0 || slices.ContainsFunc(scopes, func(s string) bool { return !validScope(s) }) {
+			return ""
+		}
+		return strings.Join(scopes, " ")
 	}
-	return ch.header(resourceMetadata)
+	if validScope(string(p)) {
+		return string(p)
+	}
+	return ""
 }
 
 // tokenScheme is the authentication scheme c's token came with, as its

@@ -401,3 +401,112 @@ func TestChallengesOnTheWire(t *testing.T) {
 		})
 	}
 }
+
+// headerError is a DPoP verifier's refusal that asks for a nonce: its
+// challenge and the DPoP-Nonce header field (RFC 9449 §9).
+type headerError struct {
+	tokenError
+	header http.Header
+}
+
+func (e *headerError) ChallengeHeader() http.Header { return e.header }
+
+// An error's ChallengeHeader fields are sent with its challenges, but none
+// the handler writes itself, and no value a header cannot hold; a wrapped
+// error's count, and an error of an HTTP client wrapped beside it (a
+// Header method) sends nothing.
+func TestChallengeHeaderFields(t *testing.T) {
+	t.Parallel()
+	nonce := mcpmw.Challenge{Scheme: "DPoP", Error: "use_dpop_nonce", Params: map[string]string{"algs": "ES256"}}
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		want   http.Header
+	}{
+		{"a nonce", http.Header{"DPoP-Nonce": {"n-1"}}, http.Header{"Dpop-Nonce": {"n-1"}}},
+		{"names in any case, values in order", http.Header{"dpop-nonce": {"a", "b"}, "Retry-After": {"3"}},
+			http.Header{"Dpop-Nonce": {"a", "b"}, "Retry-After": {"3"}}},
+		{"the handler's own fields are left out", http.Header{
+			"Www-Authenticate": {"Basic"}, "Content-Type": {"text/html"}, "Content-Length": {"1"}, "Content-Encoding": {"gzip"},
+			"Transfer-Encoding": {"chunked"}, "Connection": {"close"}, "Trailer": {"X"}, "Upgrade": {"h2c"},
+			"Set-Cookie": {"a=b"}, "Mcp-Session-Id": {"x"}, "Dpop-Nonce": {"kept"}}, http.Header{"Dpop-Nonce": {"kept"}}},
+		{"a name that is no token is left out", http.Header{"Bad Name": {"x"}, "Dpop-Nonce": {"kept"}}, http.Header{"Dpop-Nonce": {"kept"}}},
+		{"a value with a control character is left out", http.Header{"Dpop-Nonce": {"a\r\nX-Evil: 1", "ok\tfine", "del\x7f", "nul\x00", "us\x1f", "a space", "~"}},
+			http.Header{"Dpop-Nonce": {"ok\tfine", "a space", "~"}}},
+		{"nothing left", http.Header{"Connection": {"close"}}, http.Header{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := fmt.Errorf("wrapped: %w", &headerError{tokenError{why: "refused", challenges: []mcpmw.Challenge{nonce}}, tt.header})
+			w := httptest.NewRecorder()
+			mcpmw.New(nil, failWith(err), &spy{}, nil).ServeHTTP(w, modern("1", "server/discover", ""))
+			assert.Equal(t, 401, w.Code)
+			assert.Equal(t, []string{`DPoP error="use_dpop_nonce", algs="ES256"`}, w.Header().Values("WWW-Authenticate"))
+			got := http.Header{}
+			for name, v := range w.Header() {
+				if name != "Www-Authenticate" && name != "Content-Type" {
+					got[name] = v
+				}
+			}
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+		})
+	}
+}
+
+// upstreamError is an HTTP client's error an Authenticator wraps: its
+// Header holds the upstream answer's fields, never sent.
+type upstreamError struct{}
+
+func (upstreamError) Error() string       { return "introspection endpoint answered 500" }
+func (upstreamError) Header() http.Header { return http.Header{"X-Upstream": {"secret"}} }
+
+func TestAnUpstreamErrorsHeaderIsNotSent(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("%w: %w", upstreamError{}, mcpmw.ErrInvalidToken)
+	w := httptest.NewRecorder()
+	mcpmw.New(nil, failWith(err), &spy{}, nil).ServeHTTP(w, modern("1", "server/discover", ""))
+	assert.Equal(t, 401, w.Code)
+	assert.Empty(t, w.Header().Get("X-Upstream"))
+	assert.Equal(t, `Bearer error="invalid_token"`, w.Header().Get("WWW-Authenticate"))
+}
+
+// scopedUser is a Caller whose permissions need other scopes than their
+// names: ScopesFor says which.
+type scopedUser struct {
+	user
+	scopes map[mcpmw.Permission][]string
+}
+
+func (u *scopedUser) ScopesFor(p mcpmw.Permission) []string { return u.scopes[p] }
+
+// The 403 names every scope the permission needs, as the caller's
+// ScopesFor says; nothing when it names none or something that is not
+// scope tokens.
+func TestInsufficientScopeNamesEveryScopeNeeded(t *testing.T) {
+	t.Parallel()
+	reader := user{name: "r", caps: []mcpmw.Permission{"read"}}
+	for _, tt := range []struct {
+		name   string
+		scopes []string
+		want   string
+	}{
+		{"two scopes", []string{"notes:read", "notes:write"}, `Bearer error="insufficient_scope", scope="notes:read notes:write"`},
+		{"one other scope", []string{"notes:write"}, `Bearer error="insufficient_scope", scope="notes:write"`},
+		{"none", nil, `Bearer error="insufficient_scope"`},
+		{"one is no scope token", []string{"notes:write", "a b"}, `Bearer error="insufficient_scope"`},
+		{"an empty one", []string{"notes:write", ""}, `Bearer error="insufficient_scope"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var reg mcpmw.Registry
+			reg.AddTools(testTools()...)
+			c := &scopedUser{reader, map[mcpmw.Permission][]string{"write": tt.scopes}}
+			authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return c, nil })
+			w := httptest.NewRecorder()
+			mcpmw.New(&reg, authn, &spy{}, nil).ServeHTTP(w, modern("1", "tools/call", `"name":"write_it","arguments":{"message":"hi"}`))
+			assert.Equal(t, http.StatusForbidden, w.Code)
+			assert.Equal(t, tt.want, w.Header().Get("WWW-Authenticate"))
+		})
+	}
+}

@@ -61,6 +61,16 @@ type Permission string
 // way; without the method (or when it returns something that is no
 // scheme name), it is Bearer.
 //
+// A Caller may also have a method
+//
+//	ScopesFor(p Permission) []string
+//
+// naming every OAuth scope a token needs to be granted p, when that is not
+// p alone (a permission the application maps to another scope, or to
+// several). The 403 that denies p names them all as its challenge's scope
+// (RFC 6750 §3.1), so that the client asks for all of them at once; without
+// the method it names p.
+//
 // Can (and InAudience, for an AudienceMember) must be safe to call from
 // several goroutines at once: while a subscriptions/listen stream is open,
 // each published event asks its caller on the goroutine delivering the
@@ -83,7 +93,8 @@ type Caller interface {
 // or return an error with an HTTPStatus() int method. An error with a
 // Challenges() []Challenge method chooses its own challenges (an
 // error_description, a second scheme, a 400 invalid_request: see
-// Challenge). The error's text is recorded in the audit record but never
+// Challenge), and one with a ChallengeHeader() http.Header method header
+// fields to send with them (DPoP-Nonce, RFC 9449 §9). The error's text is recorded in the audit record but never
 // sent to the client. A nil Caller with a nil error is treated as a failed
 // authentication (fail closed).
 type Authenticator interface {

@@ -2,7 +2,9 @@
 # Drives the example app (examples/chi-app) with the official TypeScript MCP
 # client, @modelcontextprotocol/client, at 2026-07-28 and 2025-11-25:
 # interop/ts/client.test.mjs under node:test, which starts the app on a free
-# loopback port and stops it afterwards.
+# loopback port and stops it afterwards; and the OAuth example
+# (examples/oauth) with the client's ClientCredentialsProvider against an
+# authorization server the test plays: interop/ts/oauth.test.mjs.
 #
 #   bash scripts/interop-ts.sh
 #
@@ -41,6 +43,7 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcpmw-interop-ts.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 go -C examples build -o "$WORK/chi-app" ./chi-app
+go -C examples/oauth build -o "$WORK/oauth-app" .
 # The test runs from $WORK, next to a link to the cached node_modules, so
 # that imports resolve there and the repository stays untouched.
 cp interop/ts/*.mjs "$WORK/"
@@ -49,4 +52,4 @@ ln -s "$DEPS/node_modules" "$WORK/node_modules"
 BOUND=""
 command -v timeout >/dev/null && BOUND="timeout 300"
 echo "interop-ts: $("$NODE" --version), @modelcontextprotocol/client $("$NODE" -p "require('$DEPS/node_modules/@modelcontextprotocol/client/package.json').version")" >&2
-MCPMW_CHI_APP="$WORK/chi-app" $BOUND "$NODE" --test --test-reporter=spec --test-timeout=120000 "$WORK/client.test.mjs" "$WORK/skills.test.mjs"
+MCPMW_CHI_APP="$WORK/chi-app" MCPMW_OAUTH_APP="$WORK/oauth-app" $BOUND "$NODE" --test --test-reporter=spec --test-timeout=120000 "$WORK/client.test.mjs" "$WORK/skills.test.mjs" "$WORK/oauth.test.mjs"

@@ -2,12 +2,16 @@ module github.com/mcpmw/mcpmw/examples/oauth
 
 go 1.25.0
 
+replace (
+	github.com/mcpmw/mcpmw => ../..
+	github.com/mcpmw/mcpmw/oauth => ../../oauth
+)
+
 require (
-	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/mcpmw/mcpmw v0.0.0-00010101000000-000000000000
+	github.com/mcpmw/mcpmw/oauth v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
-
-replace github.com/mcpmw/mcpmw => ../..

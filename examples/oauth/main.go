@@ -1,22 +1,36 @@
-// Command oauth is an MCP endpoint protected by OAuth 2.0: it accepts JWT
-// access tokens (RFC 9068) and publishes its protected resource metadata (RFC
-// 9728), so that a client that gets a 401 learns where to get a token.
+// Command oauth is an MCP endpoint protected by OAuth 2.1: it verifies the
+// access tokens its clients present with the oauth module (JWT access
+// tokens per RFC 9068 against the issuer's keys, opaque tokens by
+// introspection, RFC 7662) and publishes its protected resource metadata
+// (RFC 9728), so that a client that gets a 401 learns where to get a token.
 //
 //	go run .    # in examples/oauth
 //
-// Environment:
+// Environment (anything invalid stops the program with a message naming
+// the variable):
 //
 //	ADDR       listen address (default 127.0.0.1:8080)
-//	RESOURCE   the endpoint's resource identifier, the audience tokens must carry
-//	           (default http://ADDR/mcp)
-//	ISSUER     the authorization server that issues the tokens (default https://auth.example.com)
-//	JWKS_FILE  a JSON Web Key Set file holding the issuer's P-256 (ES256) public keys
+//	RESOURCE   the endpoint's canonical resource identifier, the audience
+//	           tokens must carry (default http://ADDR/mcp)
+//	ISSUER     the authorization server's issuer URL; its metadata is read
+//	           from ISSUER/.well-known/oauth-authorization-server, then
+//	           ISSUER/.well-known/openid-configuration, at start-up, and its
+//	           keys from the jwks_uri there (refreshed as it rotates them)
+//	INTROSPECTION_CLIENT_ID, INTROSPECTION_CLIENT_SECRET
+//	           when set (both, with ISSUER), opaque tokens are introspected
+//	           at the issuer's introspection_endpoint, authenticated with
+//	           HTTP Basic
+//	DPOP       off | allowed | required (default allowed): DPoP-bound tokens
+//	           (RFC 9449)
+//	REDIS_URL  the DPoP replay cache shared by every instance
+//	           (redis://host:port/db); unset, each instance keeps its own
+//	JWKS_FILE  a JSON Web Key Set file: the issuer's keys, fixed (no fetch)
 //
-// Without JWKS_FILE the program generates a key pair at start-up, plays the
-// issuer itself, and prints two tokens valid for an hour: one with scope
-// "read", one with "read write". It never fetches anything from the network:
-// a real deployment downloads the issuer's JWKS (its jwks_uri) into
-// JWKS_FILE, and refreshes it when the issuer rotates its keys.
+// Without ISSUER the program is its own demonstration issuer
+// (https://auth.example.com): it verifies with the keys of JWKS_FILE, or,
+// without one, generates a key pair at start-up and prints two tokens
+// valid for an hour, one with scope "read" and one with "write" (which
+// implies read). It never fetches anything then.
 package main
 
 import (
@@ -29,6 +43,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,46 +52,126 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	"github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/oauth"
 	"github.com/mcpmw/mcpmw/oauthmeta"
 )
+
+// demoIssuerURL is the issuer the program plays without ISSUER.
+const demoIssuerURL = "https://auth.example.com"
 
 // config is what the environment decides.
 type config struct {
 	addr, resource, issuer, jwksFile string
+	introID, introSecret             string
+	dpop                             string // off, allowed, required
+	redisURL                         string
 }
 
-func configFromEnv(getenv func(string) string) config {
-	c := config{addr: "127.0.0.1:8080", issuer: "https://auth.example.com"}
+// demo reports whether the program is its own issuer.
+func (c config) demo() bool { return c.issuer == "" }
+
+// configFromEnv reads and checks the environment; an error names the
+// variable at fault.
+func configFromEnv(getenv func(string) string) (config, error) {
+	c := config{addr: "127.0.0.1:8080", dpop: "allowed"}
 	if v := getenv("ADDR"); v != "" {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return c, fmt.Errorf("ADDR %q: %w", v, err)
+		}
 		c.addr = v
 	}
 	c.resource = "http://" + c.addr + "/mcp"
 	if v := getenv("RESOURCE"); v != "" {
+		if err := httpURL(v); err != nil {
+			return c, fmt.Errorf("RESOURCE %q: %w", v, err)
+		}
 		c.resource = v
 	}
 	if v := getenv("ISSUER"); v != "" {
+		if err := httpURL(v); err != nil {
+			return c, fmt.Errorf("ISSUER %q: %w", v, err)
+		}
 		c.issuer = v
 	}
+	c.introID, c.introSecret = getenv("INTROSPECTION_CLIENT_ID"), getenv("INTROSPECTION_CLIENT_SECRET")
+	switch {
+	case c.introID == "" && c.introSecret != "":
+		return c, errors.New("INTROSPECTION_CLIENT_SECRET is set without INTROSPECTION_CLIENT_ID")
+	case c.introID != "" && c.introSecret == "":
+		return c, errors.New("INTROSPECTION_CLIENT_ID is set without INTROSPECTION_CLIENT_SECRET")
+	case c.introID != "" && c.demo():
+		return c, errors.New("INTROSPECTION_CLIENT_ID needs ISSUER, whose metadata names the introspection endpoint")
+	}
+	if v := getenv("DPOP"); v != "" {
+		if v != "off" && v != "allowed" && v != "required" {
+			return c, fmt.Errorf("DPOP %q: want off, allowed or required", v)
+		}
+		c.dpop = v
+	}
+	if v := getenv("REDIS_URL"); v != "" {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			return c, fmt.Errorf("REDIS_URL %q: want redis://host:port/db", v)
+		}
+		c.redisURL = v
+	}
 	c.jwksFile = getenv("JWKS_FILE")
-	return c
+	return c, nil
 }
 
-// newHandler builds the application: the MCP endpoint at the resource's path,
-// and its metadata document at the well-known path RFC 9728 derives from it.
-// It panics on a resource or issuer oauthmeta refuses.
-func newHandler(c config, keys map[string]*ecdsa.PublicKey, auditOut io.Writer) http.Handler {
+// httpURL checks that s is an absolute http(s) URL with a host and no
+// query or fragment.
+func httpURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return errors.New("want an absolute http or https URL")
+	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, "?#"):
+		return errors.New("want no query or fragment")
+	}
+	return nil
+}
+
+// newAuthenticator builds the token verifier c describes; jwks, when not
+// nil, are the issuer's keys, fixed.
+func newAuthenticator(c config, jwks []byte) (*oauth.Authenticator, error) {
+	oc := oauth.Config{
+		Issuer:   c.issuer,
+		Resource: c.resource,
+		Implies:  map[string][]string{"write": {"read"}},
+		JWKS:     jwks,
+	}
+	if c.demo() {
+		oc.Issuer = demoIssuerURL
+	}
+	if c.introID != "" {
+		oc.Introspection = &oauth.Introspection{ClientID: c.introID, ClientSecret: c.introSecret}
+	}
+	return oauth.New(oc)
+}
+
+// newHandler builds the application: the MCP endpoint at the resource's
+// path, and its metadata document at the well-known path RFC 9728 derives
+// from it. It panics on a resource or issuer oauthmeta refuses
+// (configFromEnv has checked them).
+func newHandler(c config, authn mcpmw.Authenticator, auditOut io.Writer) http.Handler {
+	issuer := c.issuer
+	if c.demo() {
+		issuer = demoIssuerURL
+	}
 	meta := oauthmeta.New(oauthmeta.Config{
 		Resource:             c.resource,
-		AuthorizationServers: []string{c.issuer},
+		AuthorizationServers: []string{issuer},
 		ScopesSupported:      []string{"read", "write"},
 		ResourceName:         "mcpmw OAuth example",
 	})
 	var reg mcpmw.Registry
 	reg.AddTools(tools()...)
-	endpoint := mcpmw.New(&reg, newJWTAuth(c.issuer, meta.Resource(), keys),
+	endpoint := mcpmw.New(&reg, authn,
 		mcpmw.LogAuditor(slog.New(slog.NewJSONHandler(auditOut, nil))),
 		&mcpmw.Options{
 			Server:           mcpmw.Implementation{Name: "oauth-example", Version: "1.0.0"},
@@ -91,7 +186,7 @@ func newHandler(c config, keys map[string]*ecdsa.PublicKey, auditOut io.Writer) 
 // resourcePath is the path part of the resource identifier, where the MCP
 // endpoint is mounted ("/" for a resource at the root of its host).
 func resourcePath(resource string) string {
-	u, err := url.Parse(resource) // oauthmeta.New has checked it
+	u, err := url.Parse(resource) // configFromEnv has checked it
 	if err != nil || u.Path == "" {
 		return "/"
 	}
@@ -105,8 +200,15 @@ func tools() []mcpmw.Tool {
 			Name: "whoami", Description: "Says who the access token was issued to, and its scopes.",
 			Permission: "read", ReadOnly: mcpmw.HintYes, OpenWorld: mcpmw.HintNo,
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"sub":{"type":"string"},` +
+				`"scopes":{"type":"array","items":{"type":"string"}}},"required":["sub","scopes"]}`),
 			Call: func(_ context.Context, c mcpmw.Caller, _ *mcpmw.Args) (mcpmw.ToolResult, error) {
-				return mcpmw.TextResult(fmt.Sprint(c)), nil // tokenCaller.String: never the token
+				tok := c.(*oauth.Token)
+				scopes := tok.Scopes
+				if scopes == nil {
+					scopes = []string{}
+				}
+				return mcpmw.StructuredResult(map[string]any{"sub": tok.Subject, "scopes": scopes}), nil
 			},
 		},
 		{
@@ -124,7 +226,7 @@ func tools() []mcpmw.Tool {
 }
 
 // demoIssuer is the key pair the program signs its demonstration tokens
-// with when no JWKS_FILE is given.
+// with when it is its own issuer and has no JWKS_FILE.
 type demoIssuer struct {
 	kid  string
 	priv *ecdsa.PrivateKey
@@ -138,23 +240,32 @@ func newDemoIssuer() (*demoIssuer, error) {
 	return &demoIssuer{kid: "demo-" + rand.Text()[:8], priv: priv}, nil
 }
 
-func (d *demoIssuer) keys() map[string]*ecdsa.PublicKey {
-	return map[string]*ecdsa.PublicKey{d.kid: &d.priv.PublicKey}
+// jwks is the demo key's JSON Web Key Set.
+func (d *demoIssuer) jwks() []byte {
+	data, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
+		{Key: &d.priv.PublicKey, KeyID: d.kid, Algorithm: string(jose.ES256), Use: "sig"}}})
+	return data
 }
 
-// token signs an access token for resource, as issuer, to subject.
-func (d *demoIssuer) token(issuer, resource, subject, scope string, ttl time.Duration) (string, error) {
+// token signs an RFC 9068 access token for resource, as the demo issuer,
+// to subject.
+func (d *demoIssuer) token(resource, subject, scope string, ttl time.Duration) (string, error) {
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: d.priv},
+		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", d.kid))
+	if err != nil {
+		return "", err
+	}
 	now := time.Now()
-	t := jwt.NewWithClaims(jwt.SigningMethodES256, accessClaims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: issuer, Subject: subject, Audience: jwt.ClaimStrings{resource},
-			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(ttl)), ID: rand.Text(),
-		},
-		Scope: scope, ClientID: "demo-client",
-	})
-	t.Header["kid"] = d.kid
-	t.Header["typ"] = "at+jwt"
-	return t.SignedString(d.priv)
+	payload, err := json.Marshal(map[string]any{"iss": demoIssuerURL, "sub": subject, "aud": resource,
+		"iat": now.Unix(), "exp": now.Add(ttl).Unix(), "jti": rand.Text(), "client_id": "demo-client", "scope": scope})
+	if err != nil {
+		return "", err
+	}
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		return "", err
+	}
+	return jws.CompactSerialize()
 }
 
 func main() {
@@ -165,31 +276,46 @@ func main() {
 }
 
 func run() error {
-	c := configFromEnv(os.Getenv)
-	var keys map[string]*ecdsa.PublicKey
-	if c.jwksFile != "" {
-		data, err := os.ReadFile(c.jwksFile)
-		if err != nil {
+	c, err := configFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	var jwks []byte
+	switch {
+	case c.jwksFile != "":
+		if jwks, err = os.ReadFile(c.jwksFile); err != nil {
 			return fmt.Errorf("JWKS_FILE: %w", err)
 		}
-		if keys, err = parseJWKS(data); err != nil {
-			return fmt.Errorf("JWKS_FILE %s: %w", c.jwksFile, err)
-		}
-	} else {
+	case c.demo():
 		demo, err := newDemoIssuer()
 		if err != nil {
 			return err
 		}
-		keys = demo.keys()
-		for _, who := range []struct{ sub, scope string }{{"reader", "read"}, {"writer", "read write"}} {
-			tok, err := demo.token(c.issuer, c.resource, who.sub, who.scope, time.Hour)
+		jwks = demo.jwks()
+		for _, who := range []struct{ sub, scope string }{{"reader", "read"}, {"writer", "write"}} {
+			tok, err := demo.token(c.resource, who.sub, who.scope, time.Hour)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "oauth: token for %s (scope %q), valid 1h:\n%s\n", who.sub, who.scope, tok)
 		}
 	}
-	srv := &http.Server{Addr: c.addr, Handler: newHandler(c, keys, os.Stderr),
+	authn, err := newAuthenticator(c, jwks)
+	if err != nil {
+		if c.jwksFile != "" && strings.Contains(err.Error(), "JWKS") {
+			return fmt.Errorf("JWKS_FILE %s: %w", c.jwksFile, err)
+		}
+		return err
+	}
+	if !c.demo() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := authn.Refresh(ctx) // a wrong ISSUER shows now, not at the first request
+		cancel()
+		if err != nil {
+			return fmt.Errorf("ISSUER %s: %w", c.issuer, err)
+		}
+	}
+	srv := &http.Server{Addr: c.addr, Handler: newHandler(c, authn, os.Stderr),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 
@@ -200,7 +326,7 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "oauth: MCP endpoint %s, metadata at its well-known URL (see the WWW-Authenticate of a 401)\n", c.resource)
 	select {
 	case err := <-errc:
-		return err
+		return fmt.Errorf("ADDR %s: %w", c.addr, err)
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -11,23 +12,48 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	"github.com/go-jose/go-jose/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpmw/mcpmw/internal/testproc"
 )
 
-const testIssuer = "https://auth.example.com"
+// patience bounds every wait on the app, generous for a busy machine.
+const patience = 30 * time.Second
 
-// lockedBuffer is an io.Writer the handler and the test may use at once.
+// The contract of examples/oauth (issue 30), tested from outside: the
+// program built as a user builds it, run with its environment, and asked
+// over HTTP.
+
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "oauth-example-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "oauth")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v: %s", err, out)
+	}
+	return bin, nil
+})
+
+// lockedBuffer is an io.Writer the process and the test may use at once.
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -39,81 +65,118 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-// records returns the audit records written so far.
-func (l *lockedBuffer) records(t *testing.T) []map[string]any {
-	t.Helper()
+func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// app is the example program, running.
+type app struct {
+	cmd      *exec.Cmd
+	out      lockedBuffer // its stderr: start-up lines, then one audit record per line
+	exited   chan struct{}
+	exitErr  error
+	endpoint string
+	metadata string
+}
+
+// launch starts the program with env and, unless it is expected to fail,
+// waits until it serves its metadata.
+func launch(t *testing.T, env ...string) *app {
+	t.Helper()
+	bin, err := buildOnce()
+	require.NoError(t, err)
+	a := &app{cmd: exec.Command(bin), exited: make(chan struct{})}
+	a.cmd.Env = append(os.Environ(), env...)
+	a.cmd.Stdout, a.cmd.Stderr = &a.out, &a.out
+	a.cmd.SysProcAttr = testproc.SysProcAttr()
+	require.NoError(t, a.cmd.Start())
+	go func() { a.exitErr = a.cmd.Wait(); close(a.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-a.exited:
+		default:
+			_ = a.cmd.Process.Kill()
+			<-a.exited
+		}
+	})
+	return a
+}
+
+// serve runs the program on a free port and waits until it answers.
+func serve(t *testing.T, env ...string) *app {
+	t.Helper()
+	addr := freeAddr(t)
+	a := launch(t, append([]string{"ADDR=" + addr}, env...)...)
+	a.endpoint = "http://" + addr + "/mcp"
+	a.metadata = "http://" + addr + "/.well-known/oauth-protected-resource/mcp"
+	client := &http.Client{Timeout: patience}
+	for deadline := time.Now().Add(patience); ; {
+		select {
+		case <-a.exited:
+			require.FailNow(t, "the app exited", "%v:\n%s", a.exitErr, a.out.String())
+		default:
+		}
+		resp, err := client.Get(a.metadata)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return a
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "the app did not answer within %v:\n%s", patience, a.out.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fails runs the program with env and returns what it said as it exited
+// with an error.
+func fails(t *testing.T, env ...string) string {
+	t.Helper()
+	a := launch(t, append([]string{"ADDR=" + freeAddr(t)}, env...)...)
+	select {
+	case <-a.exited:
+	case <-time.After(patience):
+		require.FailNow(t, "the app did not exit", a.out.String())
+	}
+	require.Error(t, a.exitErr, a.out.String())
+	return a.out.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// records are the audit records the program wrote so far.
+func (a *app) records(t *testing.T) []map[string]any {
+	t.Helper()
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(a.out.String()))
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var rec map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &rec))
-		out = append(out, rec)
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec["msg"] == "mcp request" {
+			out = append(out, rec)
+		}
 	}
 	return out
 }
 
-// app is the example running on a real listener, with the issuer's key.
-type app struct {
-	endpoint string // the MCP endpoint's URL, which is the resource identifier
-	metadata string // the metadata document's URL
-	issuer   *demoIssuer
-	audit    *lockedBuffer
-}
-
-func startApp(t *testing.T) *app {
-	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	c := config{addr: srv.Listener.Addr().String(), issuer: testIssuer}
-	c.resource = "http://" + c.addr + "/mcp"
-	demo, err := newDemoIssuer()
-	require.NoError(t, err)
-	a := &app{endpoint: c.resource, metadata: "http://" + c.addr + "/.well-known/oauth-protected-resource/mcp",
-		issuer: demo, audit: &lockedBuffer{}}
-	srv.Config.Handler = newHandler(c, demo.keys(), a.audit)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return a
-}
-
-// claims are an access token's claims for the app, valid unless edited.
-func (a *app) claims(sub, scope string) *accessClaims {
-	now := time.Now()
-	return &accessClaims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: testIssuer, Subject: sub, Audience: jwt.ClaimStrings{a.endpoint},
-			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)),
-		},
-		Scope: scope, ClientID: "test-client",
-	}
-}
-
-// sign signs claims with method and key, under the app's kid and typ at+jwt
-// unless header overrides them (a nil value deletes).
-func sign(t *testing.T, method jwt.SigningMethod, key any, claims jwt.Claims, header map[string]any) string {
-	t.Helper()
-	tok := jwt.NewWithClaims(method, claims)
-	tok.Header["typ"] = "at+jwt"
-	for k, v := range header {
-		if v == nil {
-			delete(tok.Header, k)
-		} else {
-			tok.Header[k] = v
-		}
-	}
-	s, err := tok.SignedString(key)
-	require.NoError(t, err)
-	return s
-}
-
-// good is a valid token for sub with scope.
-func (a *app) good(t *testing.T, sub, scope string) string {
-	return sign(t, jwt.SigningMethodES256, a.issuer.priv, a.claims(sub, scope), map[string]any{"kid": a.issuer.kid})
+// answer is an HTTP answer of the program.
+type answer struct {
+	status    int
+	challenge string
+	header    http.Header
+	body      map[string]any
 }
 
 // call sends a 2026-07-28 tools/call with the given Authorization values.
-func (a *app) call(t *testing.T, tool, args string, authorization ...string) (*http.Response, string) {
+func (a *app) call(t *testing.T, tool, args string, authorization ...string) answer {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
@@ -127,278 +190,298 @@ func (a *app) call(t *testing.T, tool, args string, authorization ...string) (*h
 	for _, v := range authorization {
 		req.Header.Add("Authorization", v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: patience}).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp, string(b)
+	ans := answer{status: resp.StatusCode, challenge: resp.Header.Get("WWW-Authenticate"), header: resp.Header}
+	_ = json.Unmarshal(raw, &ans.body)
+	return ans
 }
 
-// The flow a client follows: a 401 names the metadata, the metadata names
-// the issuer and scopes, a token from it gets in, and a token without the
-// scope a tool needs gets a 403 naming that scope.
-func TestClientFlow(t *testing.T) {
-	t.Parallel()
-	a := startApp(t)
-
-	resp, _ := a.call(t, "whoami", `{}`)
-	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	challenge := resp.Header.Get("WWW-Authenticate")
-	assert.Equal(t, `Bearer resource_metadata="`+a.metadata+`"`, challenge)
-
-	metaURL := strings.TrimSuffix(strings.TrimPrefix(challenge, `Bearer resource_metadata="`), `"`)
-	mresp, err := http.Get(metaURL)
-	require.NoError(t, err)
-	defer mresp.Body.Close()
-	require.Equal(t, http.StatusOK, mresp.StatusCode)
-	assert.Equal(t, "application/json", mresp.Header.Get("Content-Type"))
-	assert.Equal(t, "*", mresp.Header.Get("Access-Control-Allow-Origin"))
-	var doc map[string]any
-	require.NoError(t, json.NewDecoder(mresp.Body).Decode(&doc))
-	assert.Equal(t, map[string]any{
-		"resource":                 a.endpoint, // RFC 9728 §3.3: the URL the client called
-		"authorization_servers":    []any{testIssuer},
-		"scopes_supported":         []any{"read", "write"},
-		"bearer_methods_supported": []any{"header"},
-		"resource_name":            "mcpmw OAuth example",
-	}, doc)
-
-	reader := a.good(t, "reader", "read")
-	resp, body := a.call(t, "whoami", `{}`, "Bearer "+reader)
-	require.Equal(t, http.StatusOK, resp.StatusCode, body)
-	assert.Contains(t, body, `sub=\"reader\" client=\"test-client\" scope=\"read\"`)
-
-	resp, body = a.call(t, "shout", `{"message":"hi"}`, "Bearer "+reader)
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode, body)
-	assert.Equal(t, `Bearer error="insufficient_scope", scope="write", resource_metadata="`+a.metadata+`"`,
-		resp.Header.Get("WWW-Authenticate"))
-
-	resp, body = a.call(t, "shout", `{"message":"hi"}`, "bearer "+a.good(t, "writer", "read write"))
-	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
-	assert.Contains(t, body, `"HI"`)
-
-	recs := a.audit.records(t)
-	require.Len(t, recs, 4, "one audit record per MCP request; the metadata GET is not one")
-	assert.Equal(t, `sub="writer" client="test-client" scope="read write"`, recs[3]["caller"])
-	assert.NotContains(t, fmt.Sprint(recs), reader, "the token never reaches the audit trail")
+// refusedOnce checks that the last request made exactly one record more,
+// naming reason in its auth_error or summary.
+func (a *app) refusedOnce(t *testing.T, before int, reason string) {
+	t.Helper()
+	recs := a.records(t)
+	for i := 0; i < 100 && len(recs) == before; i++ { // the record is written before the answer; stderr may lag
+		time.Sleep(20 * time.Millisecond)
+		recs = a.records(t)
+	}
+	require.Len(t, recs, before+1, a.out.String())
+	rec := recs[before]
+	assert.Contains(t, fmt.Sprint(rec["auth_error"], " ", rec["summary"]), reason)
 }
 
-func TestAudienceAmongOthers(t *testing.T) {
-	t.Parallel()
-	a := startApp(t)
-	c := a.claims("svc", "read")
-	c.Audience = jwt.ClaimStrings{"https://other.example.com", a.endpoint}
-	resp, body := a.call(t, "whoami", `{}`, "Bearer "+sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+func bearer(tok string) string { return "Bearer " + tok }
+
+// structured is a tools/call result's structuredContent.
+func structured(t *testing.T, ans answer) map[string]any {
+	t.Helper()
+	require.Equal(t, 200, ans.status, "%v", ans.body)
+	res, _ := ans.body["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	require.NotNil(t, sc, "%v", ans.body)
+	return sc
 }
 
-// Every token that must not get in gets 401 with the challenge, and the
-// reason reaches the audit record only.
-func TestRefusedTokens(t *testing.T) {
-	t.Parallel()
-	otherKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	require.NoError(t, err)
+// tokenLine finds the demo token printed for who.
+func tokenLine(t *testing.T, out, who string) string {
+	t.Helper()
+	m := regexp.MustCompile(`token for ` + who + ` \(scope "[a-z ]+"\), valid 1h:\n(\S+)\n`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	return m[1]
+}
 
-	for _, tt := range []struct {
-		name   string
-		auth   func(a *app) []string // Authorization values
-		reason string                // in the audit record's auth_error
-	}{
-		{"no Authorization", func(*app) []string { return nil }, "want one Authorization header, got 0"},
-		{"two Authorization headers", func(a *app) []string {
-			tok := "Bearer " + a.good(t, "u", "read")
-			return []string{tok, tok}
-		}, "got 2"},
-		{"not bearer", func(*app) []string { return []string{"Basic dTpw"} }, "no bearer token"},
-		{"empty bearer", func(*app) []string { return []string{"Bearer "} }, "no bearer token"},
-		{"not a JWT", func(*app) []string { return []string{"Bearer reader-token"} }, "malformed"},
-		{"too long", func(*app) []string { return []string{"Bearer " + strings.Repeat("a", maxTokenBytes+1)} }, "bytes"},
-		{"expired", func(a *app) []string {
-			c := a.claims("u", "read")
-			c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Hour))
-			c.IssuedAt = jwt.NewNumericDate(time.Now().Add(-2 * time.Hour))
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-		}, "token is expired"},
-		{"no expiry", func(a *app) []string {
-			c := a.claims("u", "read")
-			c.ExpiresAt = nil
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-		}, "exp claim is required"},
-		{"issued in the future", func(a *app) []string {
-			c := a.claims("u", "read")
-			c.IssuedAt = jwt.NewNumericDate(time.Now().Add(time.Hour))
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-		}, "used before issued"},
-		{"another audience", func(a *app) []string {
-			c := a.claims("u", "read")
-			c.Audience = jwt.ClaimStrings{"https://other.example.com/mcp"}
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-		}, "invalid audience"},
-		{"audience a prefix of the resource", func(a *app) []string {
-			c := a.claims("u", "read")
-			c.Audience = jwt.ClaimStrings{strings.TrimSuffix(a.endpoint, "/mcp")}
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-		}, "invalid audience"},
-		{"no audience", func(a *app) []string {
-			c := a.claims("u", "read")
-			c.Audience = nil
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-		}, "aud claim is required"},
-		{"another issuer", func(a *app) []string {
-			c := a.claims("u", "read")
-			c.Issuer = "https://evil.example.com"
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, c, map[string]any{"kid": a.issuer.kid}))
-		}, "invalid issuer"},
-		{"signed by another key under the same kid", func(a *app) []string {
-			return bearer(sign(t, jwt.SigningMethodES256, otherKey, a.claims("u", "read"), map[string]any{"kid": a.issuer.kid}))
-		}, "signature is invalid"},
-		{"unknown kid", func(a *app) []string {
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, a.claims("u", "read"), map[string]any{"kid": "nope"}))
-		}, `no key with kid "nope"`},
-		{"no kid", func(a *app) []string {
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, a.claims("u", "read"), nil))
-		}, `no key with kid ""`},
-		{"alg none", func(a *app) []string {
-			return bearer(sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, a.claims("u", "read write"), map[string]any{"kid": a.issuer.kid}))
-		}, "signing method none is invalid"},
-		{"HS256 keyed with the public key", func(a *app) []string {
-			pub, err := x509.MarshalPKIXPublicKey(&a.issuer.priv.PublicKey)
-			require.NoError(t, err)
-			return bearer(sign(t, jwt.SigningMethodHS256, pub, a.claims("u", "read write"), map[string]any{"kid": a.issuer.kid}))
-		}, "signing method HS256 is invalid"},
-		{"ES384", func(a *app) []string {
-			return bearer(sign(t, jwt.SigningMethodES384, p384, a.claims("u", "read"), map[string]any{"kid": a.issuer.kid}))
-		}, "signing method ES384 is invalid"},
-		{"typ JWT (an ID token, say)", func(a *app) []string {
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, a.claims("u", "read"), map[string]any{"kid": a.issuer.kid, "typ": "JWT"}))
-		}, `typ "JWT"`},
-		{"no sub", func(a *app) []string {
-			return bearer(sign(t, jwt.SigningMethodES256, a.issuer.priv, a.claims("", "read"), map[string]any{"kid": a.issuer.kid}))
-		}, "no sub"},
-		{"payload swapped under a valid signature", func(a *app) []string {
-			good := strings.Split(a.good(t, "u", "read"), ".")
-			evil := strings.Split(a.good(t, "admin", "read write"), ".")
-			return bearer(good[0] + "." + evil[1] + "." + good[2])
-		}, "signature is invalid"},
+// Without ISSUER the program is its own issuer and prints two tokens: a
+// read token may call whoami, whose structuredContent says who and with
+// which scopes, and gets 403 insufficient_scope naming write for shout; a
+// write token may call both (write implies read).
+func TestDemoMode(t *testing.T) {
+	t.Parallel()
+	a := serve(t)
+	reader, writer := tokenLine(t, a.out.String(), "reader"), tokenLine(t, a.out.String(), "writer")
+
+	no := a.call(t, "whoami", `{}`)
+	assert.Equal(t, 401, no.status)
+	assert.Equal(t, `Bearer resource_metadata="`+a.metadata+`"`, no.challenge)
+
+	assert.Equal(t, map[string]any{"sub": "reader", "scopes": []any{"read"}}, structured(t, a.call(t, "whoami", `{}`, bearer(reader))))
+	assert.Equal(t, map[string]any{"sub": "writer", "scopes": []any{"write"}}, structured(t, a.call(t, "whoami", `{}`, bearer(writer))))
+
+	before := len(a.records(t))
+	denied := a.call(t, "shout", `{"message":"hi"}`, bearer(reader))
+	assert.Equal(t, 403, denied.status)
+	assert.Equal(t, `Bearer error="insufficient_scope", scope="write", resource_metadata="`+a.metadata+`"`, denied.challenge)
+	a.refusedOnce(t, before, "write")
+
+	ok := a.call(t, "shout", `{"message":"hi"}`, bearer(writer))
+	assert.Equal(t, 200, ok.status)
+	assert.Contains(t, fmt.Sprint(ok.body), "HI")
+
+	resp, err := http.Get(a.metadata)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var meta map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&meta))
+	assert.Equal(t, a.endpoint, meta["resource"])
+	assert.Equal(t, []any{"https://auth.example.com"}, meta["authorization_servers"])
+	assert.NotContains(t, a.out.String()[strings.Index(a.out.String(), "mcp request"):], reader, "tokens never reach the audit records")
+}
+
+// authServer is an authorization server the test plays: its metadata at
+// /.well-known/oauth-authorization-server, its ES256 keys, and an
+// introspection endpoint for the client "rs" with secret "rs-secret".
+type authServer struct {
+	srv    *httptest.Server
+	key    *ecdsa.PrivateKey
+	kid    string
+	mu     sync.Mutex
+	opaque map[string]map[string]any
+}
+
+func (as *authServer) issueOpaque(token string, answer map[string]any) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.opaque[token] = answer
+}
+
+func newAuthServer(t *testing.T) *authServer {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	as := &authServer{key: key, kid: "k1", opaque: map[string]map[string]any{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]string{"issuer": as.srv.URL, "jwks_uri": as.srv.URL + "/jwks",
+			"introspection_endpoint": as.srv.URL + "/introspect"})
+	})
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: as.kid, Algorithm: "ES256", Use: "sig"}}})
+	})
+	mux.HandleFunc("POST /introspect", func(w http.ResponseWriter, r *http.Request) {
+		if id, secret, _ := r.BasicAuth(); id != "rs" || secret != "rs-secret" {
+			http.Error(w, "who?", http.StatusUnauthorized)
+			return
+		}
+		as.mu.Lock()
+		answer, ok := as.opaque[r.PostFormValue("token")]
+		as.mu.Unlock()
+		if !ok {
+			answer = map[string]any{"active": false}
+		}
+		json.NewEncoder(w).Encode(answer)
+	})
+	as.srv = httptest.NewUnstartedServer(mux) // as.srv is set before any handler reads it
+	as.srv.Start()
+	t.Cleanup(as.srv.Close)
+	return as
+}
+
+func (as *authServer) claims(resource, sub, scope string) map[string]any {
+	now := time.Now()
+	return map[string]any{"iss": as.srv.URL, "sub": sub, "aud": resource, "scope": scope,
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "jti": rand.Text(), "client_id": "c"}
+}
+
+func sign(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
+	require.NoError(t, err)
+	payload, err := json.Marshal(claims)
+	require.NoError(t, err)
+	jws, err := signer.Sign(payload)
+	require.NoError(t, err)
+	s, err := jws.CompactSerialize()
+	require.NoError(t, err)
+	return s
+}
+
+// With ISSUER, tokens are verified with the keys its metadata names, and
+// opaque ones introspected; every refused token is a 401 invalid_token
+// with one audit record naming the reason.
+func TestWithAnIssuer(t *testing.T) {
+	t.Parallel()
+	as := newAuthServer(t)
+	addr := freeAddr(t)
+	resource := "http://" + addr + "/mcp"
+	a := launch(t, "ADDR="+addr, "ISSUER="+as.srv.URL, "INTROSPECTION_CLIENT_ID=rs", "INTROSPECTION_CLIENT_SECRET=rs-secret")
+	a.endpoint, a.metadata = resource, "http://"+addr+"/.well-known/oauth-protected-resource/mcp"
+	waitFor(t, a)
+
+	good := sign(t, jose.ES256, as.key, as.kid, as.claims(resource, "ann", "read"))
+	assert.Equal(t, map[string]any{"sub": "ann", "scopes": []any{"read"}}, structured(t, a.call(t, "whoami", `{}`, bearer(good))))
+
+	as.issueOpaque("opaque-token", map[string]any{"active": true, "iss": as.srv.URL, "sub": "bea", "aud": resource,
+		"scope": "write", "exp": time.Now().Add(time.Hour).Unix()})
+	assert.Equal(t, map[string]any{"sub": "bea", "scopes": []any{"write"}}, structured(t, a.call(t, "whoami", `{}`, bearer("opaque-token"))))
+	ok := a.call(t, "shout", `{"message":"x"}`, bearer("opaque-token"))
+	assert.Equal(t, 200, ok.status)
+
+	der, err := x509.MarshalPKIXPublicKey(&as.key.PublicKey)
+	require.NoError(t, err)
+	other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	expired := as.claims(resource, "ann", "read")
+	expired["exp"] = time.Now().Add(-time.Hour).Unix()
+	parts := strings.Split(good, ".")
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"at+jwt","kid":"k1"}`)) + "." + parts[1] + "."
+	for _, tt := range []struct{ name, token, desc, reason string }{
+		{"another audience", sign(t, jose.ES256, as.key, as.kid, as.claims("https://other.example.com/mcp", "ann", "read")),
+			"The access token is not for this resource", "does not contain"},
+		{"expired", sign(t, jose.ES256, as.key, as.kid, expired), "The access token expired", "exp"},
+		{"badly signed", sign(t, jose.ES256, other, as.kid, as.claims(resource, "ann", "read")), "The access token's signature is invalid", "signature"},
+		{"alg none", none, "The access token is malformed or signed with an algorithm not accepted", "none"},
+		{"HS256 keyed with the public key", sign(t, jose.HS256, der, as.kid, as.claims(resource, "ann", "read")),
+			"The access token is malformed or signed with an algorithm not accepted", "HS256"},
+		{"inactive", "revoked-token", "The access token is not active", "active: false"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			a := startApp(t)
-			resp, body := a.call(t, "whoami", `{}`, tt.auth(a)...)
-			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
-			assert.NotContains(t, body, tt.reason, "the reason is not told to the client")
-			recs := a.audit.records(t)
-			require.Len(t, recs, 1)
-			assert.Contains(t, recs[0]["auth_error"], tt.reason)
-			want := `Bearer resource_metadata="` + a.metadata + `"`
-			if authErr, _ := recs[0]["auth_error"].(string); strings.HasPrefix(authErr, "access token refused") {
-				want = `Bearer error="invalid_token", resource_metadata="` + a.metadata + `"` // a token was read and refused: get a new one
-			}
-			assert.Equal(t, want, resp.Header.Get("WWW-Authenticate"))
-			if strings.HasPrefix(recs[0]["auth_error"].(string), "access token refused") {
-				assert.Contains(t, recs[0]["auth_error"], "mcpmw: invalid token")
-			} else {
-				assert.Contains(t, recs[0]["auth_error"], "mcpmw: unauthorized")
-			}
+			before := len(a.records(t))
+			ans := a.call(t, "whoami", `{}`, bearer(tt.token))
+			assert.Equal(t, 401, ans.status)
+			assert.Equal(t, `Bearer error="invalid_token", error_description="`+tt.desc+`", resource_metadata="`+a.metadata+`"`, ans.challenge)
+			a.refusedOnce(t, before, tt.reason)
 		})
 	}
+
+	before := len(a.records(t))
+	two := a.call(t, "whoami", `{}`, bearer(good), bearer(good))
+	assert.Equal(t, 400, two.status)
+	assert.Contains(t, two.challenge, `error="invalid_request"`)
+	a.refusedOnce(t, before, "2 Authorization headers")
+
+	before = len(a.records(t))
+	denied := a.call(t, "shout", `{"message":"x"}`, bearer(good))
+	assert.Equal(t, 403, denied.status)
+	assert.Equal(t, `Bearer error="insufficient_scope", scope="write", resource_metadata="`+a.metadata+`"`, denied.challenge)
+	a.refusedOnce(t, before, "write")
 }
 
-func bearer(tok string) []string { return []string{"Bearer " + tok} }
-
-// jwks is the JWKS of the public keys given, kid i for keys[i].
-func jwks(keys ...*ecdsa.PublicKey) string {
-	var set []string
-	for i, k := range keys {
-		b, _ := k.Bytes() // 0x04 || x || y
-		set = append(set, fmt.Sprintf(`{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"k%d","x":%q,"y":%q}`, i,
-			base64.RawURLEncoding.EncodeToString(b[1:33]), base64.RawURLEncoding.EncodeToString(b[33:])))
-	}
-	return `{"keys":[` + strings.Join(set, ",") + `]}`
-}
-
-func TestParseJWKS(t *testing.T) {
-	t.Parallel()
-	k0, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	k1, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-
-	keys, err := parseJWKS([]byte(jwks(&k0.PublicKey, &k1.PublicKey)))
-	require.NoError(t, err)
-	require.Len(t, keys, 2)
-	assert.True(t, keys["k0"].Equal(&k0.PublicKey))
-	assert.True(t, keys["k1"].Equal(&k1.PublicKey))
-
-	mixed := `{"keys":[{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"},{"kty":"EC","crv":"P-384","kid":"p384","x":"","y":""},` +
-		strings.TrimSuffix(strings.TrimPrefix(jwks(&k0.PublicKey), `{"keys":[`), `]}`) + `]}`
-	keys, err = parseJWKS([]byte(mixed))
-	require.NoError(t, err)
-	assert.Len(t, keys, 1, "keys of other types and curves are skipped")
-
-	for _, tt := range []struct{ name, jwks, want string }{
-		{"not JSON", `{`, "JWKS"},
-		{"empty", `{"keys":[]}`, "no P-256"},
-		{"only RSA", `{"keys":[{"kty":"RSA","kid":"r"}]}`, "no P-256"},
-		{"encryption key only", strings.Replace(jwks(&k0.PublicKey), `"use":"sig"`, `"use":"enc"`, 1), "no P-256"},
-		{"no kid", strings.Replace(jwks(&k0.PublicKey), `"kid":"k0"`, `"kid":""`, 1), "no kid"},
-		{"duplicate kid", strings.Replace(jwks(&k0.PublicKey, &k1.PublicKey), `"kid":"k1"`, `"kid":"k0"`, 1), "twice"},
-		{"short x", strings.Replace(jwks(&k0.PublicKey), `"x":"`, `"x":"AA`, 1), "32 bytes"},
-		{"point off the curve", `{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"` + strings.Repeat("A", 43) + `","y":"` + strings.Repeat("A", 43) + `"}]}`, "k"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := parseJWKS([]byte(tt.jwks))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
-		})
+func waitFor(t *testing.T, a *app) {
+	t.Helper()
+	for deadline := time.Now().Add(patience); ; {
+		select {
+		case <-a.exited:
+			require.FailNow(t, "the app exited", "%v:\n%s", a.exitErr, a.out.String())
+		default:
+		}
+		if resp, err := http.Get(a.metadata); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		require.True(t, time.Now().Before(deadline), a.out.String())
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// A key set read from a file verifies the tokens its keys sign, by kid.
-func TestJWKSFileVerifies(t *testing.T) {
+// JWKS_FILE: the keys are the file's, fixed, and the issuer is ISSUER (or
+// the demo issuer without it).
+func TestJWKSFile(t *testing.T) {
 	t.Parallel()
-	k0, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
-	k1, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	data, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "f1", Algorithm: "ES256", Use: "sig"}}})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "jwks.json")
-	require.NoError(t, os.WriteFile(path, []byte(jwks(&k0.PublicKey, &k1.PublicKey)), 0o600))
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	keys, err := parseJWKS(data)
-	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	a := serve(t, "JWKS_FILE="+path)
+	assert.NotContains(t, a.out.String(), "token for reader", "no demo tokens with a JWKS_FILE")
+	claims := map[string]any{"iss": "https://auth.example.com", "sub": "fay", "aud": a.endpoint, "scope": "read",
+		"exp": time.Now().Add(time.Hour).Unix()}
+	assert.Equal(t, "fay", structured(t, a.call(t, "whoami", `{}`, bearer(sign(t, jose.ES256, key, "f1", claims))))["sub"])
+	assert.Equal(t, 401, a.call(t, "whoami", `{}`, bearer(sign(t, jose.ES256, key, "f2", claims))).status)
+}
 
-	c := config{addr: "127.0.0.1:8080", resource: "http://127.0.0.1:8080/mcp", issuer: testIssuer}
-	h := newHandler(c, keys, io.Discard)
-	a := &app{endpoint: c.resource}
+// Anything invalid stops the program with a message naming the variable.
+func TestInvalidEnvironment(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"keys":[]}`), 0o600))
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
 	for _, tt := range []struct {
-		key    *ecdsa.PrivateKey
-		kid    string
-		status int
-	}{{k1, "k1", http.StatusOK}, {k0, "k0", http.StatusOK}, {k0, "k1", http.StatusUnauthorized}} {
-		tok := sign(t, jwt.SigningMethodES256, tt.key, a.claims("u", "read"), map[string]any{"kid": tt.kid})
-		r := httptest.NewRequest(http.MethodPost, c.resource, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("MCP-Protocol-Version", "2025-06-18")
-		r.Header.Set("Authorization", "Bearer "+tok)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		assert.Equal(t, tt.status, w.Code, "kid %s: %s", tt.kid, w.Body)
+		env  []string
+		want string
+	}{
+		{[]string{"RESOURCE=mcp"}, "RESOURCE"},
+		{[]string{"RESOURCE=http://h/mcp#x"}, "RESOURCE"},
+		{[]string{"ISSUER=auth.example.com"}, "ISSUER"},
+		{[]string{"ISSUER=" + down.URL}, "ISSUER"},
+		{[]string{"INTROSPECTION_CLIENT_ID=rs"}, "INTROSPECTION_CLIENT_SECRET"},
+		{[]string{"INTROSPECTION_CLIENT_SECRET=x"}, "INTROSPECTION_CLIENT_ID"},
+		{[]string{"INTROSPECTION_CLIENT_ID=rs", "INTROSPECTION_CLIENT_SECRET=x"}, "ISSUER"},
+		{[]string{"DPOP=sometimes"}, "DPOP"},
+		{[]string{"REDIS_URL=localhost:6379"}, "REDIS_URL"},
+		{[]string{"JWKS_FILE=" + filepath.Join(dir, "missing.json")}, "JWKS_FILE"},
+		{[]string{"JWKS_FILE=" + bad}, "JWKS_FILE"},
+	} {
+		t.Run(tt.want+" "+strings.Join(tt.env, " "), func(t *testing.T) {
+			t.Parallel()
+			out := fails(t, tt.env...)
+			assert.True(t, strings.HasPrefix(out, "oauth: "), out)
+			assert.Contains(t, out, tt.want)
+		})
 	}
+	assert.Contains(t, fails(t, "ADDR=nonsense"), "ADDR")
 }
 
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	assert.Equal(t, config{addr: "127.0.0.1:8080", resource: "http://127.0.0.1:8080/mcp", issuer: "https://auth.example.com"},
-		configFromEnv(env(nil)))
-	assert.Equal(t, config{addr: ":9000", resource: "https://mcp.example.com/mcp", issuer: "https://login.example.com", jwksFile: "/etc/jwks.json"},
-		configFromEnv(env(map[string]string{"ADDR": ":9000", "RESOURCE": "https://mcp.example.com/mcp",
-			"ISSUER": "https://login.example.com", "JWKS_FILE": "/etc/jwks.json"})))
+	c, err := configFromEnv(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, config{addr: "127.0.0.1:8080", resource: "http://127.0.0.1:8080/mcp", dpop: "allowed"}, c)
+	c, err = configFromEnv(env(map[string]string{"ADDR": ":9000", "RESOURCE": "https://mcp.example.com/mcp",
+		"ISSUER": "https://login.example.com", "JWKS_FILE": "/etc/jwks.json", "DPOP": "required", "REDIS_URL": "redis://r:6379/0",
+		"INTROSPECTION_CLIENT_ID": "rs", "INTROSPECTION_CLIENT_SECRET": "s"}))
+	require.NoError(t, err)
+	assert.Equal(t, config{addr: ":9000", resource: "https://mcp.example.com/mcp", issuer: "https://login.example.com",
+		jwksFile: "/etc/jwks.json", dpop: "required", redisURL: "redis://r:6379/0", introID: "rs", introSecret: "s"}, c)
 }
 
 func TestResourcePath(t *testing.T) {
