@@ -94,8 +94,8 @@ type Caller interface {
 // Challenges() []Challenge method chooses its own challenges (an
 // error_description, a second scheme, a 400 invalid_request: see
 // Challenge), and one with a ChallengeHeader() http.Header method header
-// fields to send with them (DPoP-Nonce, RFC 9449 §9). The error's text is recorded in the audit record but never
-// sent to the client. A nil Caller with a nil error is treated as a failed
+// fields to send with them (DPoP-Nonce, RFC 9449 §9). The error's text is
+// recorded in the audit record but never sent to the client. A nil Caller with a nil error is treated as a failed
 // authentication (fail closed).
 type Authenticator interface {
 	Authenticate(r *http.Request) (Caller, error)
