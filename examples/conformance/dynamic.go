@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpmw/mcpmw"
+	"github.com/mcpmw/mcpmw/skills"
 )
 
 // A Registry holds functions, so no bus can carry it: a change made at run
@@ -23,6 +24,7 @@ type dynamics struct {
 	reg    *mcpmw.Registry
 	tool   mcpmw.Tool
 	prompt mcpmw.Prompt
+	skills *skills.Set // where test_trigger_skill_change adds dynamicSkill
 
 	mu      sync.Mutex
 	present map[string]bool  // this instance's view, by name
@@ -74,6 +76,10 @@ func (d *dynamics) set(name string, want bool) {
 	}
 	d.present[name] = want
 	switch {
+	case name == dynamicSkill && want:
+		d.skills.Add(dynamicSkill, dynamicSkillFiles, testCap)
+	case name == dynamicSkill:
+		d.skills.Remove(dynamicSkill)
 	case name == d.tool.Name && want:
 		d.reg.AddTools(d.tool)
 	case name == d.tool.Name:
@@ -94,7 +100,7 @@ func (d *dynamics) follow(ctx context.Context) (stop func(), err error) {
 		_ = sub.Close()
 		return nil, fmt.Errorf("the fixture's subscription to %s: %w", d.channel, err)
 	}
-	for _, name := range []string{d.tool.Name, d.prompt.Name} {
+	for _, name := range []string{d.tool.Name, d.prompt.Name, dynamicSkill} {
 		if n, err := d.rdb.Get(ctx, d.prefix+name).Int64(); err == nil {
 			d.apply(name, n)
 		}
@@ -104,7 +110,7 @@ func (d *dynamics) follow(ctx context.Context) (stop func(), err error) {
 		defer close(done)
 		for msg := range sub.Channel() {
 			name, count, _ := strings.Cut(msg.Payload, " ")
-			if n, err := strconv.ParseInt(count, 10, 64); err == nil && (name == d.tool.Name || name == d.prompt.Name) {
+			if n, err := strconv.ParseInt(count, 10, 64); err == nil && (name == d.tool.Name || name == d.prompt.Name || name == dynamicSkill) {
 				d.apply(name, n)
 			}
 		}

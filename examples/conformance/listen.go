@@ -52,5 +52,8 @@ func listenTools(d *dynamics) []mcpmw.Tool {
 	}, {
 		Name: "test_trigger_prompt_change", Description: "Adds or removes test_dynamic_prompt: listeners are told the prompt list changed.", Permission: testCap,
 		Call: trigger(d.prompt.Name),
+	}, {
+		Name: "test_trigger_skill_change", Description: "Adds or removes the skill dynamic-skill: listeners are told the resource list changed.", Permission: testCap,
+		Call: trigger(dynamicSkill),
 	}}
 }

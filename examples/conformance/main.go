@@ -48,6 +48,7 @@ import (
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/examples/internal/redisenv"
 	mcpredis "github.com/mcpmw/mcpmw/redis"
+	"github.com/mcpmw/mcpmw/skills"
 )
 
 // anyone is the caller every request authenticates as: it may do anything.
@@ -100,6 +101,8 @@ func configFromEnv(getenv func(string) string) (config, error) {
 func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 	var reg mcpmw.Registry
 	dyn := newDynamics(&reg)
+	skillSet := skills.New(&reg) // before dyn follows Redis: a flip may add a skill at once
+	dyn.skills = skillSet
 	var notify mcpmw.Notifier // nil: the Handler's own, this process's listeners only
 	var relay mcpmw.Relay     // nil: legacy answers and cancellations on this process only
 	var tasks *mcpmw.TaskOptions
@@ -128,7 +131,7 @@ func newHandler(c config, logger *slog.Logger) (http.Handler, func()) {
 	reg.AddResources(resources()...)
 	reg.AddResourceTemplates(templates()...)
 	reg.AddPrompts(prompts()...)
-	skillsExt := addSkills(&reg)
+	skillsExt := addSkills(skillSet)
 
 	authn := mcpmw.AuthenticatorFunc(func(*http.Request) (mcpmw.Caller, error) { return anyone{}, nil })
 	audit := mcpmw.AuditFunc(func(ctx context.Context, rec mcpmw.CallRecord) {
