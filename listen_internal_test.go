@@ -115,8 +115,8 @@ func TestListenClosingIsBounded(t *testing.T) {
 func TestListenTaskNotesAreBounded(t *testing.T) {
 	t.Parallel()
 	lis := newListener(everything{}, 0, nil)
-	lis.watch("alice", "/mcp", []string{"a", "b", "a"})
-	assert.Equal(t, map[string]int{"a": 0, "b": 1}, lis.tasks, "a task named twice has one slot")
+	lis.watch("alice", "/mcp", []string{"a", "b", "a", "c"})
+	assert.Equal(t, map[string]int{"a": 0, "b": 1, "c": 2}, lis.tasks, "a task named twice has one slot")
 	lis.offerTask(1, TaskWorking, []byte("b0"))
 	for i := range maxTaskNotes + 2 {
 		lis.offerTask(0, TaskWorking, []byte{'a', byte('0' + i)})
@@ -136,9 +136,11 @@ func TestListenTaskNotesAreBounded(t *testing.T) {
 	_, notes, _ = lis.take(nil, nil)
 	assert.Equal(t, []taskNote{{1, []byte("b-end")}}, notes, "the count starts again after a take; an ended task stays ended")
 	lis.end()
-	lis.offerTask(1, TaskWorking, []byte("x"))
-	_, notes, ended = lis.take(nil, nil)
+	lis.offerTask(2, TaskWorking, []byte("x")) // c has not ended: the stream has
+	lis.offer(0)
+	places, notes, ended := lis.take(nil, nil)
 	assert.Empty(t, notes, "nothing is queued once the stream is ended")
+	assert.Empty(t, places, "nothing is queued once the stream is ended")
 	assert.True(t, ended)
 }
 
