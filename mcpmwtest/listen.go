@@ -24,6 +24,11 @@ type ListenFilter struct {
 	// ResourceSubscriptions are the URIs whose
 	// notifications/resources/updated the stream carries.
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are the tasks whose notifications/tasks (status changes) the
+	// stream carries: the tasks extension's member, which the server
+	// honours only for a client that declares the extension (see
+	// Capabilities) and only for the caller's own tasks.
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // subscriptionIDKey is the _meta member naming the listen stream a message
@@ -149,6 +154,9 @@ func (l *Listener) acknowledge(id string, filter ListenFilter) error {
 		(a.PromptsListChanged && !filter.PromptsListChanged)
 	for _, uri := range a.ResourceSubscriptions {
 		extra = extra || !slices.Contains(filter.ResourceSubscriptions, uri)
+	}
+	for _, id := range a.TaskIDs {
+		extra = extra || !slices.Contains(filter.TaskIDs, id)
 	}
 	if extra {
 		return fmt.Errorf("mcpmwtest: the acknowledgement honours more than was asked: %s", data)
@@ -294,6 +302,12 @@ func (l *Listener) check(m *wireMessage, data []byte) error {
 		honoured = a.PromptsListChanged
 	case "notifications/resources/updated":
 		honoured = len(a.ResourceSubscriptions) > 0
+	case "notifications/tasks":
+		var t struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(m.Params, &t)
+		honoured = slices.Contains(a.TaskIDs, t.TaskID)
 	case "notifications/progress", "notifications/message", "notifications/subscriptions/acknowledged":
 		return fmt.Errorf("mcpmwtest: %s does not belong on a listen stream: %s", m.Method, data)
 	}

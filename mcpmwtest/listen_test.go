@@ -101,6 +101,8 @@ func TestListenSends(t *testing.T) {
 			sent: map[string]any{"toolsListChanged": true, "resourcesListChanged": true, "promptsListChanged": true,
 				"resourceSubscriptions": []any{"file:///a", "file:///b"}},
 			ack: `{"resourcesListChanged":true,"resourceSubscriptions":["file:///b"]}`},
+		{name: "tasks", filter: mcpmwtest.ListenFilter{TaskIDs: []string{"t1", "t2"}}, sent: map[string]any{"taskIds": []any{"t1", "t2"}},
+			ack: `{"taskIds":["t2"]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -131,10 +133,11 @@ func TestListenSends(t *testing.T) {
 func TestListenNext(t *testing.T) {
 	t.Parallel()
 	srv, _ := listenServer(t, nil,
-		ack(`{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}`), keepAlive, ":\r\n\r\n",
+		ack(`{"toolsListChanged":true,"resourceSubscriptions":["file:///a"],"taskIds":["t1"]}`), keepAlive, ":\r\n\r\n",
 		toolsNote, keepAlive, note("notifications/resources/updated", `"uri":"file:///a/b"`),
-		note("x/custom", ""), final)
-	l, err := srv.Client().Listen(t.Context(), mcpmwtest.ListenFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///a"}})
+		note("x/custom", ""), note("notifications/tasks", `"taskId":"t1","status":"working"`), final)
+	l, err := srv.Client().Listen(t.Context(), mcpmwtest.ListenFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///a"},
+		TaskIDs: []string{"t1"}})
 	require.NoError(t, err)
 	defer l.Close()
 
@@ -151,6 +154,7 @@ func TestListenNext(t *testing.T) {
 		`notifications/tools/list_changed {"_meta":{"io.modelcontextprotocol/subscriptionId":1}}`,
 		`notifications/resources/updated {"_meta":{"io.modelcontextprotocol/subscriptionId":1},"uri":"file:///a/b"}`,
 		`x/custom {"_meta":{"io.modelcontextprotocol/subscriptionId":1}}`,
+		`notifications/tasks {"_meta":{"io.modelcontextprotocol/subscriptionId":1},"taskId":"t1","status":"working"}`,
 	}, got)
 	assert.JSONEq(t, `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":1}}`, string(l.Final))
 	_, err = l.Next(t.Context())
@@ -197,6 +201,8 @@ func TestListenRefused(t *testing.T) {
 			err: "mcpmwtest: the acknowledgement honours more than was asked: " + strings.TrimSpace(ack(`{"toolsListChanged":true,"promptsListChanged":true}`)[len("data: "):])},
 		{name: "acknowledgement honouring resources too", h: listenHandler([]string{ack(`{"toolsListChanged":true,"resourcesListChanged":true}`), hold}, nil),
 			err: "mcpmwtest: the acknowledgement honours more than was asked: " + strings.TrimSpace(ack(`{"toolsListChanged":true,"resourcesListChanged":true}`)[len("data: "):])},
+		{name: "acknowledgement honouring a task not asked for", h: listenHandler([]string{ack(`{"toolsListChanged":true,"taskIds":["t9"]}`), hold}, nil),
+			err: "mcpmwtest: the acknowledgement honours more than was asked: " + strings.TrimSpace(ack(`{"toolsListChanged":true,"taskIds":["t9"]}`)[len("data: "):])},
 		{name: "acknowledgement honouring a URI not asked for", h: listenHandler([]string{ack(`{"toolsListChanged":true,"resourceSubscriptions":["x://y"]}`), hold}, nil),
 			err: "mcpmwtest: the acknowledgement honours more than was asked: " + strings.TrimSpace(ack(`{"toolsListChanged":true,"resourceSubscriptions":["x://y"]}`)[len("data: "):])},
 	} {
@@ -236,6 +242,8 @@ func TestListenBroken(t *testing.T) {
 			err: "mcpmwtest: notifications/prompts/list_changed was not acknowledged: " + strings.TrimSpace(note("notifications/prompts/list_changed", "")[len("data: "):])},
 		{name: "no resource subscription", script: []string{note("notifications/resources/updated", `"uri":"x"`)},
 			err: "mcpmwtest: notifications/resources/updated was not acknowledged: " + strings.TrimSpace(note("notifications/resources/updated", `"uri":"x"`)[len("data: "):])},
+		{name: "a task not acknowledged", script: []string{note("notifications/tasks", `"taskId":"t2","status":"working"`)},
+			err: "mcpmwtest: notifications/tasks was not acknowledged: " + strings.TrimSpace(note("notifications/tasks", `"taskId":"t2","status":"working"`)[len("data: "):])},
 		{name: "progress", script: []string{note("notifications/progress", `"progressToken":1,"progress":1`)},
 			err: "mcpmwtest: notifications/progress does not belong on a listen stream: " + strings.TrimSpace(note("notifications/progress", `"progressToken":1,"progress":1`)[len("data: "):])},
 		{name: "a request", script: []string{`data: {"jsonrpc":"2.0","id":9,"method":"roots/list"}` + "\n\n"},
@@ -281,6 +289,19 @@ func TestListenBroken(t *testing.T) {
 			assert.Nil(t, l.Final)
 		})
 	}
+}
+
+// A notifications/tasks is for a task the acknowledgement named, and no
+// other.
+func TestListenTaskNotAcknowledged(t *testing.T) {
+	t.Parallel()
+	other := note("notifications/tasks", `"taskId":"t2","status":"working"`)
+	srv, _ := listenServer(t, nil, ack(`{"taskIds":["t1"]}`), other)
+	l, err := srv.Client().Listen(t.Context(), mcpmwtest.ListenFilter{TaskIDs: []string{"t1", "t2"}})
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = l.Next(t.Context())
+	assert.EqualError(t, err, "mcpmwtest: notifications/tasks was not acknowledged: "+strings.TrimSpace(other[len("data: "):]))
 }
 
 // A legacy client has no subscriptions/listen, and says so without sending
@@ -438,7 +459,7 @@ func ExampleClient_Listen() {
 	}
 	fmt.Println("final", string(l.Final))
 	// Output:
-	// acknowledged {ToolsListChanged:true ResourcesListChanged:false PromptsListChanged:false ResourceSubscriptions:[]}, id 1
+	// acknowledged {ToolsListChanged:true ResourcesListChanged:false PromptsListChanged:false ResourceSubscriptions:[] TaskIDs:[]}, id 1
 	// notifications/tools/list_changed
 	// final {"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":1}}
 }
