@@ -3,6 +3,7 @@ package scaleout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,35 +53,58 @@ func TestConformanceFixtureAcrossInstances(t *testing.T) {
 func TestRegistryChangeHeardOnAnotherInstance(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, "conformance")
+	checkFlip(t, c, flip{
+		trigger: "test_trigger_tool_change", name: "test_dynamic_tool",
+		filter: mcpmwtest.ListenFilter{ToolsListChanged: true}, heard: mcpmw.ToolsListChanged,
+		present: func(t *testing.T, url string) bool {
+			tools, err := client(url, "").ListTools(t.Context())
+			require.NoError(t, err)
+			return slices.ContainsFunc(tools, func(tool mcpmwtest.Tool) bool { return tool.Name == "test_dynamic_tool" })
+		},
+	})
+}
+
+// A flip is a run-time Registry change the conformance fixture makes on
+// every instance with one of its trigger tools: the first call adds name,
+// the second removes it.
+type flip struct {
+	trigger, name string
+	filter        mcpmwtest.ListenFilter // what a listener asks for to hear it
+	heard         string                 // the notification it hears
+	// present reports whether the instance at url serves name.
+	present func(t *testing.T, url string) bool
+	// check, when set, asserts more of an instance once present says it
+	// agrees.
+	check func(t *testing.T, url string, present bool)
+}
+
+// checkFlip runs f's trigger on instance 2, then on instance 3: each time
+// a listener on instance 1 hears f.heard, and every instance comes to
+// agree (f.present, then f.check).
+func checkFlip(t *testing.T, c *cluster, f flip) {
+	t.Helper()
 	ctx := t.Context()
-	listener, err := client(c.instances[0].url, "").Listen(ctx, mcpmwtest.ListenFilter{ToolsListChanged: true})
+	listener, err := client(c.instances[0].url, "").Listen(ctx, f.filter)
 	require.NoError(t, err)
 	defer listener.Close()
-	has := func(i int) bool {
-		tools, err := client(c.instances[i].url, "").ListTools(ctx)
-		require.NoError(t, err)
-		for _, tool := range tools {
-			if tool.Name == "test_dynamic_tool" {
-				return true
-			}
-		}
-		return false
-	}
 	for _, step := range []struct {
 		on      int
 		want    string
 		present bool
-	}{{1, "added test_dynamic_tool", true}, {2, "removed test_dynamic_tool", false}} {
-		res, err := client(c.instances[step.on].url, "").CallTool(ctx, "test_trigger_tool_change", map[string]any{})
+	}{{1, "added " + f.name, true}, {2, "removed " + f.name, false}} {
+		res, err := client(c.instances[step.on].url, "").CallTool(ctx, f.trigger, map[string]any{})
 		require.NoError(t, err)
 		require.Equal(t, step.want, res.Text)
 		next, cancel := context.WithTimeout(ctx, patience)
 		n, err := listener.Next(next)
 		cancel()
 		require.NoError(t, err, "the listener on instance 1 hears the change made on instance %d", step.on+1)
-		assert.Equal(t, mcpmw.ToolsListChanged, n.Method)
-		for i := range c.instances {
-			waitFor(t, fmt.Sprintf("%s lists the change", c.instances[i].name), patience, func() bool { return has(i) == step.present })
+		assert.Equal(t, f.heard, n.Method)
+		for _, in := range c.instances {
+			waitFor(t, fmt.Sprintf("%s agrees: %s", in.name, step.want), patience, func() bool { return f.present(t, in.url) == step.present })
+			if f.check != nil {
+				f.check(t, in.url, step.present)
+			}
 		}
 	}
 }

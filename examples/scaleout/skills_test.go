@@ -1,8 +1,7 @@
 package scaleout
 
 import (
-	"context"
-	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,53 +19,34 @@ import (
 func TestSkillChangeHeardOnAnotherInstance(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, "conformance")
-	ctx := t.Context()
 	const uri = "skill://dynamic-skill/SKILL.md"
-	listener, err := client(c.instances[0].url, "").Listen(ctx, mcpmwtest.ListenFilter{ResourcesListChanged: true})
-	require.NoError(t, err)
-	defer listener.Close()
-	has := func(i int) bool {
-		resp, err := client(c.instances[i].url, "").Call(ctx, "skills/list", nil)
-		require.NoError(t, err)
-		var list struct {
-			Skills []struct {
+	checkFlip(t, c, flip{
+		trigger: "test_trigger_skill_change", name: "dynamic-skill",
+		filter: mcpmwtest.ListenFilter{ResourcesListChanged: true}, heard: mcpmw.ResourcesListChanged,
+		present: func(t *testing.T, url string) bool {
+			resp, err := client(url, "").Call(t.Context(), "skills/list", nil)
+			require.NoError(t, err)
+			type entry struct {
 				URI string `json:"uri"`
-			} `json:"skills"`
-		}
-		require.NoError(t, resp.Decode(&list))
-		for _, s := range list.Skills {
-			if s.URI == uri {
-				return true
 			}
-		}
-		return false
-	}
-	for _, step := range []struct {
-		on      int
-		want    string
-		present bool
-	}{{1, "added dynamic-skill", true}, {2, "removed dynamic-skill", false}} {
-		res, err := client(c.instances[step.on].url, "").CallTool(ctx, "test_trigger_skill_change", map[string]any{})
-		require.NoError(t, err)
-		require.Equal(t, step.want, res.Text)
-		next, cancel := context.WithTimeout(ctx, patience)
-		n, err := listener.Next(next)
-		cancel()
-		require.NoError(t, err, "the listener on instance 1 hears the change made on instance %d", step.on+1)
-		assert.Equal(t, mcpmw.ResourcesListChanged, n.Method)
-		for i := range c.instances {
-			waitFor(t, fmt.Sprintf("%s lists the change", c.instances[i].name), patience, func() bool { return has(i) == step.present })
-			_, err := client(c.instances[i].url, "").Call(ctx, "skills/get", map[string]string{"uri": uri})
-			if step.present {
-				assert.NoError(t, err, c.instances[i].name)
-				_, err = client(c.instances[i].url, "").ReadResource(ctx, "skill://dynamic-skill/references/note.md")
-				assert.NoError(t, err, c.instances[i].name)
-				continue
+			var list struct {
+				Skills []entry `json:"skills"`
+			}
+			require.NoError(t, resp.Decode(&list))
+			return slices.Contains(list.Skills, entry{uri})
+		},
+		check: func(t *testing.T, url string, present bool) {
+			_, err := client(url, "").Call(t.Context(), "skills/get", map[string]string{"uri": uri})
+			if present {
+				assert.NoError(t, err, url)
+				_, err = client(url, "").ReadResource(t.Context(), "skill://dynamic-skill/references/note.md")
+				assert.NoError(t, err, url)
+				return
 			}
 			var e *mcpmwtest.Error
-			if assert.ErrorAs(t, err, &e, c.instances[i].name) {
+			if assert.ErrorAs(t, err, &e, url) {
 				assert.Equal(t, mcpmw.CodeInvalidParams, e.Code)
 			}
-		}
-	}
+		},
+	})
 }
