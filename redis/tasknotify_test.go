@@ -1,11 +1,9 @@
 package mcpredis_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -75,18 +73,18 @@ func TestTaskStatusCrossesInstances(t *testing.T) {
 			created := two.call(t, "alice", "tools/call", `"name":"confirm","arguments":{}`)
 			require.Equal(t, "task", created["resultType"], created)
 			id := created["taskId"].(string)
-			named := `{"taskIds":[` + strconv.Quote(id) + `],"toolsListChanged":true}`
-			own := one.listen(t, "alice", "1", named)
-			other := one.listen(t, "bob", "2", named)
+			named := mcpmwtest.ListenFilter{TaskIDs: []string{id}, ToolsListChanged: true}
+			own := one.listen(t, "alice", named)
+			other := one.listen(t, "bob", named)
 
 			close(gate)
-			asked := own.task(t)
+			asked := task(t, own)
 			assert.Equal(t, "input_required", asked["status"], "told on instance 1, changed on instance 2")
 			assert.Equal(t, one.get(t, id), asked, "the task as tasks/get gives it")
 
 			one.call(t, "alice", "tasks/update", `"taskId":`+strconv.Quote(id)+`,"inputResponses":{"ok":{"action":"accept","content":{}}}`)
-			assert.Equal(t, "working", own.task(t)["status"], "the change made on instance 1, told there")
-			done := own.task(t)
+			assert.Equal(t, "working", task(t, own)["status"], "the change made on instance 1, told there")
+			done := task(t, own)
 			assert.Equal(t, "completed", done["status"], "the end, made on instance 2")
 			assert.Equal(t, one.get(t, id), done, "the result inline")
 
@@ -94,23 +92,25 @@ func TestTaskStatusCrossesInstances(t *testing.T) {
 			// later on instance 2 reaches instance 1 after it, in order.
 			waitEnd(t, two.rec, id)
 			require.NoError(t, two.h.Publish(t.Context(), mcpmw.Event{Method: mcpmw.ToolsListChanged, Permission: "run"}))
-			assert.Equal(t, mcpmw.ToolsListChanged, own.next(t)["method"], "nothing more of the task")
-			assert.Equal(t, mcpmw.ToolsListChanged, other.next(t)["method"], "bob heard nothing of alice's task, only the change he may see")
+			for _, l := range []*mcpmwtest.Listener{own, other} {
+				n, err := next(t, l)
+				require.NoError(t, err)
+				assert.Equal(t, mcpmw.ToolsListChanged, n.Method, "nothing more of the task; bob heard nothing of alice's task, only the change he may see")
+			}
 			one.h.Close() // each stream writes what it still holds, then its result
-			_, isResult := own.next(t)["result"]
-			assert.True(t, isResult)
-			_, isResult = other.next(t)["result"]
-			assert.True(t, isResult, "bob heard nothing of alice's task")
+			for _, l := range []*mcpmwtest.Listener{own, other} {
+				_, err := next(t, l)
+				assert.ErrorIs(t, err, io.EOF, "nothing more; bob heard nothing of alice's task")
+			}
 		})
 	}
 }
 
 // wired is one instance behind a real server, with its audit recorder.
 type wired struct {
-	h      *mcpmw.Handler
-	rec    *mcpmwtest.Recorder
-	srv    *httptest.Server
-	client *http.Client
+	h   *mcpmw.Handler
+	rec *mcpmwtest.Recorder
+	srv *httptest.Server
 }
 
 func serveWired(t *testing.T, proto string, h *mcpmw.Handler, rec *mcpmwtest.Recorder) *wired {
@@ -123,52 +123,26 @@ func serveWired(t *testing.T, proto string, h *mcpmw.Handler, rec *mcpmwtest.Rec
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
-	client := srv.Client()
-	t.Cleanup(client.CloseIdleConnections)
-	return &wired{h: h, rec: rec, srv: srv, client: client}
+	t.Cleanup(srv.Client().CloseIdleConnections)
+	return &wired{h: h, rec: rec, srv: srv}
 }
 
-// post sends a 2026-07-28 request of method with the members params
-// (the tasks extension declared) as token, to /mcp.
-func (w *wired) post(ctx context.Context, t *testing.T, token, method, params string) *http.Response {
-	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params + `,` +
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + taskCaps + `}}}`
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, w.srv.URL+"/mcp", strings.NewReader(body))
-	require.NoError(t, err)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+token)
-	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	r.Header.Set("Mcp-Method", method)
-	var p struct{ Name, TaskID string }
-	require.NoError(t, json.Unmarshal([]byte("{"+params+"}"), &p))
-	if p.Name+p.TaskID != "" {
-		r.Header.Set("Mcp-Name", p.Name+p.TaskID)
-	}
-	resp, err := w.client.Do(r)
-	require.NoError(t, err)
-	return resp
+// client is a 2026-07-28 client of w as token, declaring the tasks
+// extension.
+func (w *wired) client(token string) *mcpmwtest.Client {
+	return mcpmwtest.NewClient(w.srv.URL+"/mcp", mcpmwtest.Bearer(token), mcpmwtest.HTTPClient(w.srv.Client()),
+		mcpmwtest.Capabilities(json.RawMessage(taskCaps)))
 }
 
-// call sends the request and returns its result, failing t on an error.
+// call sends the request with the members params as token and returns its
+// result, failing t on an error.
 func (w *wired) call(t *testing.T, token, method, params string) map[string]any {
 	t.Helper()
-	resp := w.post(t.Context(), t, token, method, params)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	resp, err := w.client(token).Call(t.Context(), method, json.RawMessage("{"+params+"}"))
 	require.NoError(t, err)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
-		body = []byte(strings.TrimPrefix(lines[len(lines)-1], "data: "))
-	}
-	var msg struct {
-		Result map[string]any
-		Error  json.RawMessage
-	}
-	require.NoError(t, json.Unmarshal(body, &msg), string(body))
-	require.Nil(t, msg.Error, string(msg.Error))
-	return msg.Result
+	var result map[string]any
+	require.NoError(t, resp.Decode(&result))
+	return result
 }
 
 // get is alice's tasks/get of id, as a notification carries the task:
@@ -181,63 +155,35 @@ func (w *wired) get(t *testing.T, id string) map[string]any {
 	return r
 }
 
-// stream is an open listen stream's events.
-type stream struct{ events chan map[string]any }
-
-// listen opens a listen stream as token with the request id and the
-// filter notifications, and returns it once acknowledged (as asked).
-func (w *wired) listen(t *testing.T, token, id, notifications string) *stream {
+// listen opens a listen stream as token with filter, and returns it once
+// acknowledged (everything asked).
+func (w *wired) listen(t *testing.T, token string, filter mcpmwtest.ListenFilter) *mcpmwtest.Listener {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	resp := w.post(ctx, t, token, "subscriptions/listen", `"notifications":`+notifications)
-	t.Cleanup(func() { resp.Body.Close() })
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	s := &stream{events: make(chan map[string]any, 16)}
-	go func() {
-		defer close(s.events)
-		br := bufio.NewReader(resp.Body)
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if data, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "data: "); ok {
-				var m map[string]any
-				if json.Unmarshal([]byte(data), &m) == nil {
-					s.events <- m
-				}
-			}
-		}
-	}()
-	ack := s.next(t)
-	require.Equal(t, "notifications/subscriptions/acknowledged", ack["method"])
-	var want map[string]any
-	require.NoError(t, json.Unmarshal([]byte(notifications), &want))
-	assert.Equal(t, want, ack["params"].(map[string]any)["notifications"], "everything asked is acknowledged")
-	return s
+	l, err := w.client(token).Listen(t.Context(), filter)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	assert.Equal(t, filter, l.Acknowledged, "everything asked is acknowledged")
+	return l
 }
 
-// next returns the stream's next event, within 10 s.
-func (s *stream) next(t *testing.T) map[string]any {
+// next returns l's next notification, within 10 s; io.EOF once the stream
+// ended with its result.
+func next(t *testing.T, l *mcpmwtest.Listener) (mcpmwtest.Notification, error) {
 	t.Helper()
-	select {
-	case m, ok := <-s.events:
-		require.True(t, ok, "the stream ended")
-		return m
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10 s")
-		return nil
-	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	return l.Next(ctx)
 }
 
-// task returns the params but _meta of the next event, which must be a
-// notifications/tasks.
-func (s *stream) task(t *testing.T) map[string]any {
+// task returns the params but _meta of l's next notification, which must
+// be a notifications/tasks.
+func task(t *testing.T, l *mcpmwtest.Listener) map[string]any {
 	t.Helper()
-	m := s.next(t)
-	require.Equal(t, mcpmw.TaskStatusChanged, m["method"], m)
-	p := m["params"].(map[string]any)
+	n, err := next(t, l)
+	require.NoError(t, err)
+	require.Equal(t, mcpmw.TaskStatusChanged, n.Method)
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(n.Params, &p))
 	delete(p, "_meta")
 	return p
 }

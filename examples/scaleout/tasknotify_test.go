@@ -1,74 +1,35 @@
 package scaleout
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
-	"strconv"
-	"strings"
+	"io"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// taskStream is an open subscriptions/listen stream's decoded events.
-type taskStream struct{ events chan map[string]any }
+	"github.com/mcpmw/mcpmw/mcpmwtest"
+)
 
 // listenTasks opens a listen stream through url as token naming the task
 // (the tasks extension declared), and returns it once acknowledged.
-func listenTasks(t *testing.T, url, token, id, task string) *taskStream {
+func listenTasks(t *testing.T, url, token, task string) *mcpmwtest.Listener {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	body := `{"jsonrpc":"2.0","id":` + strconv.Quote(id) + `,"method":"subscriptions/listen","params":{"notifications":{"taskIds":[` + strconv.Quote(task) + `]},` + taskMeta + `}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/mcp", strings.NewReader(body))
+	tasks := mcpmwtest.Capabilities(map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}})
+	l, err := client(url, token, tasks).Listen(t.Context(), mcpmwtest.ListenFilter{TaskIDs: []string{task}})
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := (&http.Client{Transport: httpClient.Transport}).Do(req) // no Timeout: the stream stays open
-	require.NoError(t, err)
-	t.Cleanup(func() { resp.Body.Close() })
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	s := &taskStream{events: make(chan map[string]any, 16)}
-	go func() {
-		defer close(s.events)
-		br := bufio.NewReader(resp.Body)
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if data, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "data: "); ok {
-				var m map[string]any
-				if json.Unmarshal([]byte(data), &m) == nil {
-					s.events <- m
-				}
-			}
-		}
-	}()
-	ack := s.next(t)
-	require.Equal(t, "notifications/subscriptions/acknowledged", ack["method"], ack)
-	assert.Equal(t, map[string]any{"taskIds": []any{task}}, ack["params"].(map[string]any)["notifications"])
-	return s
+	t.Cleanup(func() { _ = l.Close() })
+	require.Equal(t, []string{task}, l.Acknowledged.TaskIDs)
+	return l
 }
 
-// next returns the stream's next event, within patience.
-func (s *taskStream) next(t *testing.T) map[string]any {
+// next returns l's next notification, within patience.
+func next(t *testing.T, l *mcpmwtest.Listener) (mcpmwtest.Notification, error) {
 	t.Helper()
-	select {
-	case m, ok := <-s.events:
-		require.True(t, ok, "the stream ended")
-		return m
-	case <-time.After(patience):
-		t.Fatalf("no event within %v", patience)
-		return nil
-	}
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	defer cancel()
+	return l.Next(ctx)
 }
 
 // TestTaskStatusHeardOnAnotherInstance: real processes sharing one
@@ -82,15 +43,16 @@ func TestTaskStatusHeardOnAnotherInstance(t *testing.T) {
 	c := startCluster(t, "chi-app", "EXPORT_DELAY=5", "RATE_LIMIT=0")
 	one, two := c.instances[0].url, c.instances[1].url
 	task := createTask(t, one, readerToken, "export-told", "notes_export", `{}`)
-	own := listenTasks(t, two, readerToken, "own", task)
-	other := listenTasks(t, two, otherToken, "other", task)
+	own := listenTasks(t, two, readerToken, task)
+	other := listenTasks(t, two, otherToken, task)
 	require.Equal(t, "working", getTask(t, two, readerToken, task).Result["status"], "the listens opened before the export ended")
 
-	m := own.next(t)
-	require.Equal(t, "notifications/tasks", m["method"], m)
-	params := m["params"].(map[string]any)
-	assert.Equal(t, map[string]any{"io.modelcontextprotocol/subscriptionId": "own"}, params["_meta"])
-	delete(params, "_meta")
+	n, err := next(t, own)
+	require.NoError(t, err)
+	require.Equal(t, "notifications/tasks", n.Method)
+	var params map[string]any
+	require.NoError(t, json.Unmarshal(n.Params, &params))
+	delete(params, "_meta") // the subscription id, which Next checked
 	got := getTask(t, two, readerToken, task).Result
 	delete(got, "resultType")
 	delete(got, "_meta")
@@ -98,8 +60,8 @@ func TestTaskStatusHeardOnAnotherInstance(t *testing.T) {
 	assert.Equal(t, got, params, "the task as tasks/get gives it, its result inline")
 
 	c.instances[1].stop() // Close: each stream writes what it holds, then its result
-	for _, s := range []*taskStream{other, own} {
-		last := s.next(t)
-		assert.Contains(t, last, "result", "nothing more, nothing of another caller's task: %v", last)
+	for _, l := range []*mcpmwtest.Listener{other, own} {
+		n, err := next(t, l)
+		assert.ErrorIs(t, err, io.EOF, "nothing more, nothing of another caller's task: %s %s", n.Method, n.Params)
 	}
 }
