@@ -115,6 +115,23 @@ func TestDPoPRequired(t *testing.T) {
 	a.refusedOnce(t, before, "htu")
 
 	assert.Equal(t, 200, a.send(t, "whoami", `{}`, h.dpop(h.proof(t, publicResource))).status, "a new proof is taken")
+
+	meta := a.resourceMetadata(t)
+	assert.Equal(t, []any{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"},
+		meta["dpop_signing_alg_values_supported"])
+	assert.Equal(t, true, meta["dpop_bound_access_tokens_required"])
+}
+
+// resourceMetadata is the program's protected resource metadata document.
+func (a *app) resourceMetadata(t *testing.T) map[string]any {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: patience}).Get(a.metadata)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	var meta map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&meta))
+	return meta
 }
 
 // With DPOP=off, Authorization: DPoP is no credentials (a Bearer challenge
@@ -125,12 +142,12 @@ func TestDPoPOff(t *testing.T) {
 	as := newAuthServer(t)
 	a := dpopApp(t, as, "DPOP=off")
 	h := newHolder(t, as, "dee")
-	meta := `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
+	challenge := `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
 
 	before := a.sent
 	ans := a.send(t, "whoami", `{}`, h.dpop(h.proof(t, publicResource)))
 	assert.Equal(t, 401, ans.status)
-	assert.Equal(t, "Bearer "+meta, ans.challenge)
+	assert.Equal(t, challenge, ans.challenge)
 	a.refusedOnce(t, before, `the Authorization scheme is "DPoP", not one this endpoint takes`)
 
 	before = a.sent
@@ -138,6 +155,10 @@ func TestDPoPOff(t *testing.T) {
 	assert.Equal(t, 401, ans.status)
 	assert.True(t, strings.HasPrefix(ans.challenge, `Bearer error="invalid_token"`), ans.challenge)
 	a.refusedOnce(t, before, "cnf.jkt")
+
+	meta := a.resourceMetadata(t)
+	assert.NotContains(t, meta, "dpop_signing_alg_values_supported")
+	assert.NotContains(t, meta, "dpop_bound_access_tokens_required")
 }
 
 // With REDIS_URL, the instances share the replay cache: a proof one took

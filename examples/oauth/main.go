@@ -183,25 +183,33 @@ func httpURL(s string) error {
 	return nil
 }
 
+// newDPoPVerifier returns the DPoP proof verifier c describes, nil with
+// DPOP=off; replay, when not nil, is its replay cache (nil: one in
+// memory).
+func newDPoPVerifier(c config, replay oauth.ReplayCache) *oauth.DPoPVerifier {
+	if c.dpop == oauth.DPoPOff {
+		return nil
+	}
+	return oauth.NewDPoPVerifier(&oauth.DPoPOptions{BaseURL: origin(c.resource), Replay: replay})
+}
+
 // newAuthenticator builds the token verifier c describes; jwks, when not
-// nil, are the issuer's keys, fixed; replay, when not nil, the DPoP replay
-// cache (nil: one in memory).
-func newAuthenticator(c config, jwks []byte, replay oauth.ReplayCache) (*oauth.Authenticator, error) {
+// nil, are the issuer's keys, fixed; dpop checks DPoP proofs (nil with
+// DPOP=off).
+func newAuthenticator(c config, jwks []byte, dpop *oauth.DPoPVerifier) (*oauth.Authenticator, error) {
 	oc := oauth.Config{
-		Issuer:   c.issuer,
-		Resource: c.resource,
-		Implies:  map[string][]string{"write": {"read"}},
-		JWKS:     jwks,
-		DPoP:     c.dpop,
+		Issuer:       c.issuer,
+		Resource:     c.resource,
+		Implies:      map[string][]string{"write": {"read"}},
+		JWKS:         jwks,
+		DPoP:         c.dpop,
+		DPoPVerifier: dpop,
 	}
 	if c.demo() {
 		oc.Issuer = demoIssuerURL
 	}
 	if c.introID != "" {
 		oc.Introspection = &oauth.Introspection{ClientID: c.introID, ClientSecret: c.introSecret}
-	}
-	if c.dpop != oauth.DPoPOff {
-		oc.DPoPVerifier = oauth.NewDPoPVerifier(&oauth.DPoPOptions{BaseURL: origin(c.resource), Replay: replay})
 	}
 	return oauth.New(oc)
 }
@@ -237,19 +245,25 @@ func newReplayCache(c config, logger *slog.Logger) (oauth.ReplayCache, func(), e
 
 // newHandler builds the application: the MCP endpoint at the resource's
 // path, and its metadata document at the well-known path RFC 9728 derives
-// from it. It panics on a resource or issuer oauthmeta refuses
-// (configFromEnv has checked them).
-func newHandler(c config, authn mcpmw.Authenticator, auditOut io.Writer) http.Handler {
+// from it, which advertises DPoP when dpop is not nil (its algorithms, and
+// whether Bearer tokens are refused). It panics on a resource or issuer
+// oauthmeta refuses (configFromEnv has checked them).
+func newHandler(c config, authn mcpmw.Authenticator, dpop *oauth.DPoPVerifier, auditOut io.Writer) http.Handler {
 	issuer := c.issuer
 	if c.demo() {
 		issuer = demoIssuerURL
 	}
-	meta := oauthmeta.New(oauthmeta.Config{
+	mc := oauthmeta.Config{
 		Resource:             c.resource,
 		AuthorizationServers: []string{issuer},
 		ScopesSupported:      []string{"read", "write"},
 		ResourceName:         "mcpmw OAuth example",
-	})
+	}
+	if dpop != nil {
+		mc.DPoPSigningAlgValuesSupported = strings.Fields(dpop.Algs())
+		mc.DPoPBoundAccessTokensRequired = c.dpop == oauth.DPoPRequired
+	}
+	meta := oauthmeta.New(mc)
 	var reg mcpmw.Registry
 	reg.AddTools(tools()...)
 	endpoint := mcpmw.New(&reg, authn,
@@ -390,7 +404,8 @@ func run() error {
 		defer closeRedis()
 		replay = cache
 	}
-	authn, err := newAuthenticator(c, jwks, replay)
+	dpop := newDPoPVerifier(c, replay)
+	authn, err := newAuthenticator(c, jwks, dpop)
 	if err != nil {
 		if c.jwksFile != "" && strings.Contains(err.Error(), "JWKS") {
 			return fmt.Errorf("JWKS_FILE %s: %w", c.jwksFile, err)
@@ -405,7 +420,7 @@ func run() error {
 			return fmt.Errorf("ISSUER %s: %w", c.issuer, err)
 		}
 	}
-	srv := &http.Server{Addr: c.addr, Handler: newHandler(c, authn, os.Stderr),
+	srv := &http.Server{Addr: c.addr, Handler: newHandler(c, authn, dpop, os.Stderr),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 

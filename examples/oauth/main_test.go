@@ -283,6 +283,8 @@ func TestDemoMode(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&meta))
 	assert.Equal(t, a.endpoint, meta["resource"])
 	assert.Equal(t, []any{"https://auth.example.com"}, meta["authorization_servers"])
+	assert.Len(t, meta["dpop_signing_alg_values_supported"], 10, "DPOP=allowed by default: every asymmetric algorithm")
+	assert.NotContains(t, meta, "dpop_bound_access_tokens_required", "allowed, not required")
 	assert.NotContains(t, a.out.String()[strings.Index(a.out.String(), "mcp request"):], reader, "tokens never reach the audit records")
 }
 
