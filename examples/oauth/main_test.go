@@ -516,9 +516,16 @@ func TestConfigFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, oauth.DPoPOff, c.dpop)
 	assert.Nil(t, c.redis)
-	c, err = configFromEnv(env(map[string]string{"DPOP": "allowed"}))
+	c, err = configFromEnv(env(map[string]string{"DPOP": "allowed", "REDIS_URL": "rediss://r:6380/0", "REDIS_TIMEOUT": "1ns"}))
 	require.NoError(t, err)
 	assert.Equal(t, oauth.DPoPAllowed, c.dpop)
+	require.NotNil(t, c.redis, "rediss: Redis over TLS")
+	assert.NotNil(t, c.redis.TLSConfig)
+	assert.Equal(t, time.Nanosecond, c.redisTimeout)
+	for _, bad := range []map[string]string{{"REDIS_TIMEOUT": "0s"}, {"REDIS_URL": "http://r:6379/0"}, {"REDIS_URL": "redis:///0"}} {
+		_, err := configFromEnv(env(bad))
+		assert.Error(t, err, "%v", bad)
+	}
 }
 
 func TestOrigin(t *testing.T) {
