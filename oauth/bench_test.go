@@ -49,7 +49,12 @@ func staticToken(r *http.Request) (mcpmw.Caller, error) {
 //   - introspected-cached: an opaque token whose introspection answer is
 //     cached (bound: 1.1x static);
 //   - jwt-first: a JWT not seen before, its signature (ES256) verified
-//     (two tokens alternate through a cache of one, so each is new).
+//     (two tokens alternate through a cache of one, so each is new);
+//   - dpop: a DPoP-bound JWT seen before, with a proof (ES256) verified
+//     whole, as every DPoP request's is: 100 proofs made beforehand take
+//     turns, and a replay cache that finds each new (fresh) leaves the
+//     cache's own cost out (BenchmarkMemoryReplayCacheOnce here,
+//     mcpredis's BenchmarkReplayCacheOnce for Redis's round trip).
 //
 // Compare the ratios of one run, taken together (-count 5 and the medians),
 // never figures from different runs or machines.
@@ -122,6 +127,18 @@ func requestCases(b *testing.B) []requestCase {
 	intro := newAuth(func(c *oauth.Config) {
 		c.Introspection = &oauth.Introspection{ClientID: "rs:1", ClientSecret: "s&cret", CacheTTL: time.Hour}
 	})
+	holder := newClient(b, "ES256")
+	boundClaims := is.claims(resource)
+	boundClaims["cnf"] = map[string]any{"jkt": holder.jkt}
+	bound := is.sign(b, boundClaims, nil)
+	proofs := make([]string, 100)
+	for i := range proofs {
+		proofs[i] = holder.sign(b, holder.header(), claims(resource, bound, time.Now()), nil)
+	}
+	dpop := newAuth(func(c *oauth.Config) {
+		c.DPoP = oauth.DPoPAllowed
+		c.DPoPVerifier = oauth.NewDPoPVerifier(&oauth.DPoPOptions{Replay: fresh{}})
+	})
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"whoami","arguments":{},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	var out []requestCase
@@ -129,23 +146,33 @@ func requestCases(b *testing.B) []requestCase {
 		name   string
 		authn  mcpmw.Authenticator
 		tokens []string
+		scheme string   // "Bearer" when empty
+		proofs []string // DPoP headers, one per request in turn
 	}{
-		{"static", mcpmw.AuthenticatorFunc(staticToken), []string{"reader-token"}},
-		{"jwt-repeated", newAuth(nil), []string{jwtA}},
-		{"introspected-cached", intro, []string{"opaque-token-1234567890"}},
-		{"jwt-first", newAuth(func(c *oauth.Config) { c.CacheSize = 1 }), []string{jwtA, jwtB}},
+		{name: "static", authn: mcpmw.AuthenticatorFunc(staticToken), tokens: []string{"reader-token"}},
+		{name: "jwt-repeated", authn: newAuth(nil), tokens: []string{jwtA}},
+		{name: "introspected-cached", authn: intro, tokens: []string{"opaque-token-1234567890"}},
+		{name: "jwt-first", authn: newAuth(func(c *oauth.Config) { c.CacheSize = 1 }), tokens: []string{jwtA, jwtB}},
+		{name: "dpop", authn: dpop, tokens: []string{bound}, scheme: "DPoP", proofs: proofs},
 	} {
 		var reg mcpmw.Registry
 		reg.AddTools(tools()...)
 		h := mcpmw.New(&reg, tt.authn, mcpmw.AuditFunc(func(context.Context, mcpmw.CallRecord) {}), nil)
 		reqs := make([]*http.Request, len(tt.tokens))
 		bodies := make([]*strings.Reader, len(tt.tokens))
+		scheme := tt.scheme
+		if scheme == "" {
+			scheme = "Bearer"
+		}
 		for i, tok := range tt.tokens {
-			reqs[i] = toolCall("whoami", "Bearer "+tok)
+			reqs[i] = toolCall("whoami", scheme+" "+tok)
 			bodies[i] = strings.NewReader("")
 		}
 		w := &nopWriter{hdr: http.Header{}}
 		serve := func(i int) {
+			if tt.proofs != nil {
+				reqs[i%len(reqs)].Header["Dpop"] = tt.proofs[i%len(tt.proofs) : i%len(tt.proofs)+1]
+			}
 			i %= len(reqs)
 			bodies[i].Reset(body)
 			reqs[i].Body = io.NopCloser(bodies[i])

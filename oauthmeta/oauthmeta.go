@@ -92,6 +92,20 @@ type Config struct {
 	ResourceDocumentation string
 	ResourcePolicyURI     string
 	ResourceTOSURI        string
+
+	// DPoPSigningAlgValuesSupported are the JWS algorithms the endpoint
+	// accepts for DPoP proofs (RFC 9449; the member RFC 9728 §2 names
+	// dpop_signing_alg_values_supported), so that a client knows which key
+	// to prove possession with before its first request: with the oauth
+	// module, strings.Fields(verifier.Algs()). Set it when the endpoint
+	// takes DPoP-bound tokens. "none" and the HMACs (HS256...) are refused:
+	// a proof needs a key only the client holds. Nil leaves the member out.
+	DPoPSigningAlgValuesSupported []string
+	// DPoPBoundAccessTokensRequired says that the endpoint takes
+	// DPoP-bound tokens only, refusing Bearer ones
+	// (dpop_bound_access_tokens_required, RFC 9728 §2). False, RFC 9728's
+	// default, leaves the member out.
+	DPoPBoundAccessTokensRequired bool
 }
 
 // document is the metadata, with the member names of RFC 9728 §2. Members
@@ -105,6 +119,8 @@ type document struct {
 	ResourceDocumentation  string   `json:"resource_documentation,omitempty"`
 	ResourcePolicyURI      string   `json:"resource_policy_uri,omitempty"`
 	ResourceTOSURI         string   `json:"resource_tos_uri,omitempty"`
+	DPoPSigningAlgs        []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPRequired           bool     `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // Handler serves one resource's metadata document. It is an http.Handler
@@ -165,6 +181,11 @@ func New(c Config) *Handler {
 			panic(fmt.Sprintf("oauthmeta: Config.%s %q: %v", page.name, page.url, err))
 		}
 	}
+	for _, alg := range c.DPoPSigningAlgValuesSupported {
+		if !proofAlg(alg) {
+			panic(fmt.Sprintf("oauthmeta: Config.DPoPSigningAlgValuesSupported: %q is not an asymmetric JWS algorithm (RFC 9449 §11.6)", alg))
+		}
+	}
 	doc := document{
 		Resource:               c.Resource,
 		AuthorizationServers:   c.AuthorizationServers,
@@ -174,6 +195,8 @@ func New(c Config) *Handler {
 		ResourceDocumentation:  c.ResourceDocumentation,
 		ResourcePolicyURI:      c.ResourcePolicyURI,
 		ResourceTOSURI:         c.ResourceTOSURI,
+		DPoPSigningAlgs:        c.DPoPSigningAlgValuesSupported,
+		DPoPRequired:           c.DPoPBoundAccessTokensRequired,
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -294,4 +317,12 @@ func validScope(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// proofAlg reports whether alg may sign a DPoP proof: a JWS alg value
+// (printable ASCII, no space) that is neither "none" nor an HMAC, whose
+// key the server would share (RFC 9449 §11.6). Other names pass, so that
+// an algorithm registered later needs no change here.
+func proofAlg(alg string) bool {
+	return validScope(alg) && alg != "none" && !strings.HasPrefix(alg, "HS")
 }

@@ -84,6 +84,10 @@ func TestNewPanics(t *testing.T) {
 		{"unknown bearer method", func(c *oauthmeta.Config) { c.BearerMethodsSupported = []string{"cookie"} }, "cookie"},
 		{"relative documentation", func(c *oauthmeta.Config) { c.ResourceDocumentation = "/docs" }, "ResourceDocumentation"},
 		{"tos with fragment", func(c *oauthmeta.Config) { c.ResourceTOSURI = "https://example.com/tos#x" }, "fragment"},
+		{"DPoP alg none", func(c *oauthmeta.Config) { c.DPoPSigningAlgValuesSupported = []string{"ES256", "none"} }, `"none"`},
+		{"DPoP alg HMAC", func(c *oauthmeta.Config) { c.DPoPSigningAlgValuesSupported = []string{"HS256"} }, "asymmetric"},
+		{"DPoP alg empty", func(c *oauthmeta.Config) { c.DPoPSigningAlgValuesSupported = []string{""} }, "DPoPSigningAlgValuesSupported"},
+		{"DPoP alg with a space", func(c *oauthmeta.Config) { c.DPoPSigningAlgValuesSupported = []string{"ES256 PS256"} }, "DPoPSigningAlgValuesSupported"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -120,12 +124,26 @@ func TestDocument(t *testing.T) {
 				ResourceDocumentation:  "https://docs.example.com/mcp",
 				ResourcePolicyURI:      "https://example.com/privacy",
 				ResourceTOSURI:         "http://example.com/tos",
+
+				DPoPSigningAlgValuesSupported: []string{"ES256"},
+				DPoPBoundAccessTokensRequired: true,
 			},
 			`{"resource":"https://api.example.com/mcp/",` +
 				`"authorization_servers":["https://auth.example.com","https://login.example.org/tenant"],` +
 				`"scopes_supported":["read","orders:write"],"bearer_methods_supported":["header","body"],` +
 				`"resource_name":"Orders & \"Invoices\" <MCP>","resource_documentation":"https://docs.example.com/mcp",` +
-				`"resource_policy_uri":"https://example.com/privacy","resource_tos_uri":"http://example.com/tos"}`},
+				`"resource_policy_uri":"https://example.com/privacy","resource_tos_uri":"http://example.com/tos",` +
+				`"dpop_signing_alg_values_supported":["ES256"],"dpop_bound_access_tokens_required":true}`},
+		{"DPoP accepted",
+			oauthmeta.Config{Resource: "https://api.example.com/mcp", AuthorizationServers: issuer,
+				DPoPSigningAlgValuesSupported: []string{"ES256", "PS256", "EdDSA"}},
+			`{"resource":"https://api.example.com/mcp","authorization_servers":["https://auth.example.com"],"bearer_methods_supported":["header"],` +
+				`"dpop_signing_alg_values_supported":["ES256","PS256","EdDSA"]}`},
+		{"DPoP required",
+			oauthmeta.Config{Resource: "https://api.example.com/mcp", AuthorizationServers: issuer,
+				DPoPSigningAlgValuesSupported: []string{"ES256"}, DPoPBoundAccessTokensRequired: true},
+			`{"resource":"https://api.example.com/mcp","authorization_servers":["https://auth.example.com"],"bearer_methods_supported":["header"],` +
+				`"dpop_signing_alg_values_supported":["ES256"],"dpop_bound_access_tokens_required":true}`},
 		{"empty scopes left out",
 			oauthmeta.Config{Resource: "https://api.example.com", AuthorizationServers: issuer, ScopesSupported: []string{}},
 			`{"resource":"https://api.example.com","authorization_servers":["https://auth.example.com"],"bearer_methods_supported":["header"]}`},

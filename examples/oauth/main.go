@@ -21,9 +21,18 @@
 //	           at the issuer's introspection_endpoint, authenticated with
 //	           HTTP Basic
 //	DPOP       off | allowed | required (default allowed): DPoP-bound tokens
-//	           (RFC 9449)
-//	REDIS_URL  the DPoP replay cache shared by every instance
-//	           (redis://host:port/db); unset, each instance keeps its own
+//	           (RFC 9449); off takes Bearer tokens only, required DPoP
+//	           ones only. A proof's htu must be RESOURCE's scheme and host
+//	           followed by the request's path: the URL the client used,
+//	           even behind a proxy
+//	REDIS_URL  redis://[user:password@]host:port/db (rediss:// for TLS):
+//	           the DPoP replay cache every instance shares, so that a proof
+//	           accepted by one is refused by all; checked at start-up
+//	           (unused with DPOP=off).
+//	           Unset, each instance keeps its own, in memory
+//	REDIS_TIMEOUT  how long each call to Redis may take (a Go duration;
+//	           unset, mcpredis's 50ms); past it the proof is refused with
+//	           503, never accepted unchecked
 //	JWKS_FILE  a JSON Web Key Set file: the issuer's keys, fixed (no fetch)
 //
 // Without ISSUER the program is its own demonstration issuer
@@ -53,10 +62,12 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpmw/mcpmw"
 	"github.com/mcpmw/mcpmw/oauth"
 	"github.com/mcpmw/mcpmw/oauthmeta"
+	mcpredis "github.com/mcpmw/mcpmw/redis"
 )
 
 // demoIssuerURL is the issuer the program plays without ISSUER.
@@ -66,8 +77,9 @@ const demoIssuerURL = "https://auth.example.com"
 type config struct {
 	addr, resource, issuer, jwksFile string
 	introID, introSecret             string
-	dpop                             string // off, allowed, required
-	redisURL                         string
+	dpop                             oauth.DPoPMode
+	redis                            *redis.Options // nil: no REDIS_URL
+	redisTimeout                     time.Duration  // 0: mcpredis's default
 }
 
 // demo reports whether the program is its own issuer.
@@ -76,7 +88,7 @@ func (c config) demo() bool { return c.issuer == "" }
 // configFromEnv reads and checks the environment; an error names the
 // variable at fault.
 func configFromEnv(getenv func(string) string) (config, error) {
-	c := config{addr: "127.0.0.1:8080", dpop: "allowed"}
+	c := config{addr: "127.0.0.1:8080", dpop: oauth.DPoPAllowed}
 	if v := getenv("ADDR"); v != "" {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			return c, fmt.Errorf("ADDR %q: %w", v, err)
@@ -105,20 +117,55 @@ func configFromEnv(getenv func(string) string) (config, error) {
 	case c.introID != "" && c.demo():
 		return c, errors.New("INTROSPECTION_CLIENT_ID needs ISSUER, whose metadata names the introspection endpoint")
 	}
-	if v := getenv("DPOP"); v != "" {
-		if v != "off" && v != "allowed" && v != "required" {
-			return c, fmt.Errorf("DPOP %q: want off, allowed or required", v)
-		}
-		c.dpop = v
+	switch v := getenv("DPOP"); v {
+	case "off":
+		c.dpop = oauth.DPoPOff
+	case "", "allowed":
+	case "required":
+		c.dpop = oauth.DPoPRequired
+	default:
+		return c, fmt.Errorf("DPOP %q: want off, allowed or required", v)
 	}
 	if v := getenv("REDIS_URL"); v != "" {
-		if u, err := url.Parse(v); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-			return c, fmt.Errorf("REDIS_URL %q: want redis://host:port/db", v)
+		opts, err := redisOptions(v)
+		if err != nil {
+			return c, err
 		}
-		c.redisURL = v
+		c.redis = opts
+	}
+	if v := getenv("REDIS_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("REDIS_TIMEOUT %q: want a positive duration such as 200ms (unset: 50ms)", v)
+		}
+		c.redisTimeout = d
 	}
 	c.jwksFile = getenv("JWKS_FILE")
 	return c, nil
+}
+
+// redisOptions parses REDIS_URL. Its errors never quote the URL, which
+// may hold a password.
+func redisOptions(v string) (*redis.Options, error) {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return nil, errors.New("REDIS_URL: want redis://[user:password@]host:port/db (or rediss://)")
+	}
+	opts, err := redis.ParseURL(v)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error quotes the whole URL, password and all
+		}
+		return nil, fmt.Errorf("REDIS_URL: %w (want redis://[user:password@]host:port/db)", err)
+	}
+	// Each call must end at its own deadline, not at the client's 3 s
+	// read timeout (mcpredis refuses a client without it), and is sent
+	// once: a SET NX retried after its reply was lost would find its own
+	// key and call an honest proof a replay.
+	opts.ContextTimeoutEnabled = true
+	opts.MaxRetries = -1
+	return opts, nil
 }
 
 // httpURL checks that s is an absolute http(s) URL with a host and no
@@ -136,14 +183,27 @@ func httpURL(s string) error {
 	return nil
 }
 
+// newDPoPVerifier returns the DPoP proof verifier c describes, nil with
+// DPOP=off; replay, when not nil, is its replay cache (nil: one in
+// memory).
+func newDPoPVerifier(c config, replay oauth.ReplayCache) *oauth.DPoPVerifier {
+	if c.dpop == oauth.DPoPOff {
+		return nil
+	}
+	return oauth.NewDPoPVerifier(&oauth.DPoPOptions{BaseURL: origin(c.resource), Replay: replay})
+}
+
 // newAuthenticator builds the token verifier c describes; jwks, when not
-// nil, are the issuer's keys, fixed.
-func newAuthenticator(c config, jwks []byte) (*oauth.Authenticator, error) {
+// nil, are the issuer's keys, fixed; dpop checks DPoP proofs (nil with
+// DPOP=off).
+func newAuthenticator(c config, jwks []byte, dpop *oauth.DPoPVerifier) (*oauth.Authenticator, error) {
 	oc := oauth.Config{
-		Issuer:   c.issuer,
-		Resource: c.resource,
-		Implies:  map[string][]string{"write": {"read"}},
-		JWKS:     jwks,
+		Issuer:       c.issuer,
+		Resource:     c.resource,
+		Implies:      map[string][]string{"write": {"read"}},
+		JWKS:         jwks,
+		DPoP:         c.dpop,
+		DPoPVerifier: dpop,
 	}
 	if c.demo() {
 		oc.Issuer = demoIssuerURL
@@ -154,21 +214,56 @@ func newAuthenticator(c config, jwks []byte) (*oauth.Authenticator, error) {
 	return oauth.New(oc)
 }
 
+// origin is the scheme and host of the resource identifier: the base of
+// the URL a client sends its requests to, which a DPoP proof's htu names
+// (with the request's path after it), whatever URL a proxy in between
+// forwards to this process.
+func origin(resource string) string {
+	u, err := url.Parse(resource) // configFromEnv has checked it
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// newReplayCache connects to the Redis of REDIS_URL and returns the DPoP
+// replay cache every instance shares there, once Redis has answered a PING
+// (so that a wrong REDIS_URL stops the program now), and the func that
+// closes the connection.
+func newReplayCache(c config, logger *slog.Logger) (oauth.ReplayCache, func(), error) {
+	client := redis.NewClient(c.redis)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := client.Ping(ctx).Err(); err != nil {
+		_ = client.Close()
+		return nil, nil, fmt.Errorf("REDIS_URL: Redis at %s does not answer: %w", c.redis.Addr, err)
+	}
+	cache := mcpredis.NewReplayCache(mcpredis.Config{Client: client, Prefix: "oauth-example:",
+		Timeout: c.redisTimeout, Logger: logger})
+	return cache, func() { _ = client.Close() }, nil
+}
+
 // newHandler builds the application: the MCP endpoint at the resource's
 // path, and its metadata document at the well-known path RFC 9728 derives
-// from it. It panics on a resource or issuer oauthmeta refuses
-// (configFromEnv has checked them).
-func newHandler(c config, authn mcpmw.Authenticator, auditOut io.Writer) http.Handler {
+// from it, which advertises DPoP when dpop is not nil (its algorithms, and
+// whether Bearer tokens are refused). It panics on a resource or issuer
+// oauthmeta refuses (configFromEnv has checked them).
+func newHandler(c config, authn mcpmw.Authenticator, dpop *oauth.DPoPVerifier, auditOut io.Writer) http.Handler {
 	issuer := c.issuer
 	if c.demo() {
 		issuer = demoIssuerURL
 	}
-	meta := oauthmeta.New(oauthmeta.Config{
+	mc := oauthmeta.Config{
 		Resource:             c.resource,
 		AuthorizationServers: []string{issuer},
 		ScopesSupported:      []string{"read", "write"},
 		ResourceName:         "mcpmw OAuth example",
-	})
+	}
+	if dpop != nil {
+		mc.DPoPSigningAlgValuesSupported = strings.Fields(dpop.Algs())
+		mc.DPoPBoundAccessTokensRequired = c.dpop == oauth.DPoPRequired
+	}
+	meta := oauthmeta.New(mc)
 	var reg mcpmw.Registry
 	reg.AddTools(tools()...)
 	endpoint := mcpmw.New(&reg, authn,
@@ -300,7 +395,17 @@ func run() error {
 			fmt.Fprintf(os.Stderr, "oauth: token for %s (scope %q), valid 1h:\n%s\n", who.sub, who.scope, tok)
 		}
 	}
-	authn, err := newAuthenticator(c, jwks)
+	var replay oauth.ReplayCache // nil: in memory, this instance's own
+	if c.redis != nil && c.dpop != oauth.DPoPOff {
+		cache, closeRedis, err := newReplayCache(c, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		if err != nil {
+			return err
+		}
+		defer closeRedis()
+		replay = cache
+	}
+	dpop := newDPoPVerifier(c, replay)
+	authn, err := newAuthenticator(c, jwks, dpop)
 	if err != nil {
 		if c.jwksFile != "" && strings.Contains(err.Error(), "JWKS") {
 			return fmt.Errorf("JWKS_FILE %s: %w", c.jwksFile, err)
@@ -315,7 +420,7 @@ func run() error {
 			return fmt.Errorf("ISSUER %s: %w", c.issuer, err)
 		}
 	}
-	srv := &http.Server{Addr: c.addr, Handler: newHandler(c, authn, os.Stderr),
+	srv := &http.Server{Addr: c.addr, Handler: newHandler(c, authn, dpop, os.Stderr),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 

@@ -29,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpmw/mcpmw/internal/testproc"
+	"github.com/mcpmw/mcpmw/oauth"
 )
 
 // patience bounds every wait on the app, generous for a busy machine.
@@ -79,6 +80,7 @@ type app struct {
 	exitErr  error
 	endpoint string
 	metadata string
+	sent     int // requests sent to the endpoint, each audited once
 }
 
 // launch starts the program with env and, unless it is expected to fail,
@@ -178,6 +180,18 @@ type answer struct {
 // call sends a 2026-07-28 tools/call with the given Authorization values.
 func (a *app) call(t *testing.T, tool, args string, authorization ...string) answer {
 	t.Helper()
+	h := http.Header{}
+	for _, v := range authorization {
+		h.Add("Authorization", v)
+	}
+	return a.send(t, tool, args, h)
+}
+
+// send sends a 2026-07-28 tools/call with the headers h besides those of
+// every MCP request.
+func (a *app) send(t *testing.T, tool, args string, h http.Header) answer {
+	t.Helper()
+	a.sent++
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, a.endpoint, strings.NewReader(body))
@@ -187,8 +201,8 @@ func (a *app) call(t *testing.T, tool, args string, authorization ...string) ans
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", tool)
-	for _, v := range authorization {
-		req.Header.Add("Authorization", v)
+	for k, vs := range h {
+		req.Header[k] = append(req.Header[k], vs...)
 	}
 	resp, err := (&http.Client{Timeout: patience}).Do(req)
 	require.NoError(t, err)
@@ -200,12 +214,13 @@ func (a *app) call(t *testing.T, tool, args string, authorization ...string) ans
 	return ans
 }
 
-// refusedOnce checks that the last request made exactly one record more,
-// naming reason in its auth_error or summary.
+// refusedOnce checks that the last request, sent after before others
+// (app.sent), made exactly one record more, naming reason in its
+// auth_error or summary.
 func (a *app) refusedOnce(t *testing.T, before int, reason string) {
 	t.Helper()
 	recs := a.records(t)
-	for i := 0; i < 100 && len(recs) == before; i++ { // the record is written before the answer; stderr may lag
+	for i := 0; i < 100 && len(recs) <= before; i++ { // the record is written before the answer; stderr may lag
 		time.Sleep(20 * time.Millisecond)
 		recs = a.records(t)
 	}
@@ -245,12 +260,13 @@ func TestDemoMode(t *testing.T) {
 
 	no := a.call(t, "whoami", `{}`)
 	assert.Equal(t, 401, no.status)
-	assert.Equal(t, `Bearer resource_metadata="`+a.metadata+`"`, no.challenge)
+	assert.Equal(t, `Bearer resource_metadata="`+a.metadata+`", `+ // DPOP=allowed by default: both schemes, no error
+		`DPoP algs="ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA", resource_metadata="`+a.metadata+`"`, no.challenge)
 
 	assert.Equal(t, map[string]any{"sub": "reader", "scopes": []any{"read"}}, structured(t, a.call(t, "whoami", `{}`, bearer(reader))))
 	assert.Equal(t, map[string]any{"sub": "writer", "scopes": []any{"write"}}, structured(t, a.call(t, "whoami", `{}`, bearer(writer))))
 
-	before := len(a.records(t))
+	before := a.sent
 	denied := a.call(t, "shout", `{"message":"hi"}`, bearer(reader))
 	assert.Equal(t, 403, denied.status)
 	assert.Equal(t, `Bearer error="insufficient_scope", scope="write", resource_metadata="`+a.metadata+`"`, denied.challenge)
@@ -267,6 +283,8 @@ func TestDemoMode(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&meta))
 	assert.Equal(t, a.endpoint, meta["resource"])
 	assert.Equal(t, []any{"https://auth.example.com"}, meta["authorization_servers"])
+	assert.Len(t, meta["dpop_signing_alg_values_supported"], 10, "DPOP=allowed by default: every asymmetric algorithm")
+	assert.NotContains(t, meta, "dpop_bound_access_tokens_required", "allowed, not required")
 	assert.NotContains(t, a.out.String()[strings.Index(a.out.String(), "mcp request"):], reader, "tokens never reach the audit records")
 }
 
@@ -378,7 +396,7 @@ func TestWithAnIssuer(t *testing.T) {
 		{"inactive", "revoked-token", "The access token is not active", "active: false"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			before := len(a.records(t))
+			before := a.sent
 			ans := a.call(t, "whoami", `{}`, bearer(tt.token))
 			assert.Equal(t, 401, ans.status)
 			assert.Equal(t, `Bearer error="invalid_token", error_description="`+tt.desc+`", resource_metadata="`+a.metadata+`"`, ans.challenge)
@@ -386,13 +404,13 @@ func TestWithAnIssuer(t *testing.T) {
 		})
 	}
 
-	before := len(a.records(t))
+	before := a.sent
 	two := a.call(t, "whoami", `{}`, bearer(good), bearer(good))
 	assert.Equal(t, 400, two.status)
 	assert.Contains(t, two.challenge, `error="invalid_request"`)
 	a.refusedOnce(t, before, "2 Authorization headers")
 
-	before = len(a.records(t))
+	before = a.sent
 	denied := a.call(t, "shout", `{"message":"x"}`, bearer(good))
 	assert.Equal(t, 403, denied.status)
 	assert.Equal(t, `Bearer error="insufficient_scope", scope="write", resource_metadata="`+a.metadata+`"`, denied.challenge)
@@ -457,6 +475,10 @@ func TestInvalidEnvironment(t *testing.T) {
 		{[]string{"INTROSPECTION_CLIENT_ID=rs", "INTROSPECTION_CLIENT_SECRET=x"}, "ISSUER"},
 		{[]string{"DPOP=sometimes"}, "DPOP"},
 		{[]string{"REDIS_URL=localhost:6379"}, "REDIS_URL"},
+		{[]string{"REDIS_URL=redis://u:hunter2@127.0.0.1:6379/notadb"}, "REDIS_URL"},
+		{[]string{"REDIS_URL=redis://" + freeAddr(t) + "/0"}, "REDIS_URL"}, // nothing listens there
+		{[]string{"REDIS_TIMEOUT=soon"}, "REDIS_TIMEOUT"},
+		{[]string{"REDIS_TIMEOUT=-1s"}, "REDIS_TIMEOUT"},
 		{[]string{"JWKS_FILE=" + filepath.Join(dir, "missing.json")}, "JWKS_FILE"},
 		{[]string{"JWKS_FILE=" + bad}, "JWKS_FILE"},
 	} {
@@ -465,6 +487,7 @@ func TestInvalidEnvironment(t *testing.T) {
 			out := fails(t, tt.env...)
 			assert.True(t, strings.HasPrefix(out, "oauth: "), out)
 			assert.Contains(t, out, tt.want)
+			assert.NotContains(t, out, "hunter2", "a REDIS_URL's password is never printed")
 		})
 	}
 	assert.Contains(t, fails(t, "ADDR=nonsense"), "ADDR")
@@ -475,13 +498,40 @@ func TestConfigFromEnv(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	c, err := configFromEnv(env(nil))
 	require.NoError(t, err)
-	assert.Equal(t, config{addr: "127.0.0.1:8080", resource: "http://127.0.0.1:8080/mcp", dpop: "allowed"}, c)
+	assert.Equal(t, config{addr: "127.0.0.1:8080", resource: "http://127.0.0.1:8080/mcp", dpop: oauth.DPoPAllowed}, c)
 	c, err = configFromEnv(env(map[string]string{"ADDR": ":9000", "RESOURCE": "https://mcp.example.com/mcp",
-		"ISSUER": "https://login.example.com", "JWKS_FILE": "/etc/jwks.json", "DPOP": "required", "REDIS_URL": "redis://r:6379/0",
-		"INTROSPECTION_CLIENT_ID": "rs", "INTROSPECTION_CLIENT_SECRET": "s"}))
+		"ISSUER": "https://login.example.com", "JWKS_FILE": "/etc/jwks.json", "DPOP": "required", "REDIS_URL": "redis://u:pw@r:6379/2",
+		"REDIS_TIMEOUT": "2s", "INTROSPECTION_CLIENT_ID": "rs", "INTROSPECTION_CLIENT_SECRET": "s"}))
 	require.NoError(t, err)
+	require.NotNil(t, c.redis)
+	assert.Equal(t, "r:6379", c.redis.Addr)
+	assert.Equal(t, 2, c.redis.DB)
+	assert.Equal(t, "pw", c.redis.Password)
+	assert.True(t, c.redis.ContextTimeoutEnabled, "mcpredis refuses a client without it")
+	assert.Equal(t, -1, c.redis.MaxRetries, "a SET NX retried could call its own proof a replay")
+	c.redis = nil
 	assert.Equal(t, config{addr: ":9000", resource: "https://mcp.example.com/mcp", issuer: "https://login.example.com",
-		jwksFile: "/etc/jwks.json", dpop: "required", redisURL: "redis://r:6379/0", introID: "rs", introSecret: "s"}, c)
+		jwksFile: "/etc/jwks.json", dpop: oauth.DPoPRequired, redisTimeout: 2 * time.Second, introID: "rs", introSecret: "s"}, c)
+	c, err = configFromEnv(env(map[string]string{"DPOP": "off"}))
+	require.NoError(t, err)
+	assert.Equal(t, oauth.DPoPOff, c.dpop)
+	assert.Nil(t, c.redis)
+	c, err = configFromEnv(env(map[string]string{"DPOP": "allowed", "REDIS_URL": "rediss://r:6380/0", "REDIS_TIMEOUT": "1ns"}))
+	require.NoError(t, err)
+	assert.Equal(t, oauth.DPoPAllowed, c.dpop)
+	require.NotNil(t, c.redis, "rediss: Redis over TLS")
+	assert.NotNil(t, c.redis.TLSConfig)
+	assert.Equal(t, time.Nanosecond, c.redisTimeout)
+	for _, bad := range []map[string]string{{"REDIS_TIMEOUT": "0s"}, {"REDIS_URL": "http://r:6379/0"}, {"REDIS_URL": "redis:///0"}} {
+		_, err := configFromEnv(env(bad))
+		assert.Error(t, err, "%v", bad)
+	}
+}
+
+func TestOrigin(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "https://mcp.example.com", origin("https://mcp.example.com/a/mcp"))
+	assert.Equal(t, "http://127.0.0.1:8080", origin("http://127.0.0.1:8080/mcp"))
 }
 
 func TestResourcePath(t *testing.T) {
