@@ -2,7 +2,8 @@
 # Renders the example app's MCP App (ui://notes/board) in headless Chromium,
 # inside a test host built on the official AppBridge from
 # @modelcontextprotocol/ext-apps, and drives it as a writer and a reader over
-# HTTP/1.1 and over HTTP/2 with TLS: interop/apps/board.test.mjs under
+# HTTP/1.1 and over HTTP/2 with TLS (the app serving HTTPS itself):
+# interop/apps/board.test.mjs under
 # node:test, which starts the app on a free loopback port and stops it
 # afterwards. The screenshots' folder is printed ("screenshots: ...").
 #
@@ -53,8 +54,9 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcpmw-interop-apps.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 go -C examples build -o "$WORK/chi-app" ./chi-app
-# A certificate for 127.0.0.1, for the HTTP/2 run's TLS front: the
-# standard library's generator, so nothing else is needed.
+# A certificate for 127.0.0.1, which the HTTP/2 run's app serves HTTPS
+# with (TLS_CERT, TLS_KEY): the standard library's generator, so nothing
+# else is needed.
 (cd "$WORK" && go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1 --duration 24h 2>/dev/null)
 # The test runs from $WORK, next to a link to the cached node_modules, so
 # that imports (and esbuild's bundling of host.js) resolve there and the
