@@ -23,11 +23,7 @@
 //   MCPMW_APPS_SHOTS  where the screenshots go (default: a new temporary folder)
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -36,10 +32,11 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 
+import { WAIT, startApp } from '../ts/app.mjs';
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const UI_MIME = 'text/html;profile=mcp-app';
 const UI_EXTENSION = 'io.modelcontextprotocol/ui';
-const WAIT = 30_000; // every wait for something that must happen: generous on a busy machine
 
 /** The app each run talks to, by transport: plain HTTP, and HTTPS with HTTP/2. */
 const apps = {};
@@ -50,10 +47,10 @@ let profile;
 
 before(async () => {
   hostPage = await bundleHost();
-  apps['HTTP/1.1'] = await startApp(process.env.MCPMW_CHI_APP);
+  apps['HTTP/1.1'] = await startApp(process.env.MCPMW_CHI_APP, { audit: true });
   apps['HTTP/2'] = await startApp(process.env.MCPMW_CHI_APP, {
-    cert: process.env.MCPMW_TLS_CERT,
-    key: process.env.MCPMW_TLS_KEY,
+    audit: true,
+    tls: { cert: process.env.MCPMW_TLS_CERT, key: process.env.MCPMW_TLS_KEY },
   });
   shots = process.env.MCPMW_APPS_SHOTS || mkdtempSync(join(tmpdir(), 'mcpmw-apps-shots-'));
   mkdirSync(shots, { recursive: true });
@@ -158,85 +155,6 @@ async function shoot(page, name) {
   const path = join(shots, name);
   await page.screenshot({ path, fullPage: true });
   console.log(`screenshot: ${path}`);
-}
-
-// --- the example app ---------------------------------------------------------------
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Whether origin/healthz answers 200 within a second, trusting ca for HTTPS. */
-function healthy(origin, ca) {
-  return new Promise((resolve) => {
-    const get = origin.startsWith('https:') ? https.get : http.get;
-    const req = get(`${origin}/healthz`, { ca, timeout: 1000 }, (resp) => {
-      resp.resume();
-      resolve(resp.statusCode === 200);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-  });
-}
-
-/**
- * Starts the app binary on a free loopback port, serving HTTPS when tls
- * names a certificate and key (PEM files), and waits for /healthz; a start
- * that fails (another process took the port) is retried on a new one.
- */
-async function startApp(bin, tls) {
-  assert.ok(bin, 'MCPMW_CHI_APP must name the example app binary (scripts/interop-apps.sh builds it)');
-  const dir = mkdtempSync(join(tmpdir(), 'mcpmw-interop-apps-'));
-  let lastOutput = '';
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const auditPath = join(dir, `audit-${attempt}.jsonl`);
-    const env = { ...process.env, ADDR: `127.0.0.1:${port}`, AUDIT_LOG: auditPath };
-    if (tls) Object.assign(env, { TLS_CERT: tls.cert, TLS_KEY: tls.key });
-    const child = spawn(bin, [], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    let done = false;
-    exited.then(() => (done = true));
-    process.on('exit', () => done || child.kill('SIGKILL'));
-    const origin = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
-    const ca = tls && readFileSync(tls.cert);
-    const deadline = Date.now() + WAIT;
-    while (!done && Date.now() < deadline) {
-      if (await healthy(origin, ca)) {
-        return {
-          origin,
-          port,
-          auditPath,
-          output: () => output,
-          async stop() {
-            if (!done) {
-              child.kill('SIGINT');
-              const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-              this.exit = await exited;
-              clearTimeout(timer);
-            }
-          },
-          cleanup: () => rmSync(dir, { recursive: true, force: true }),
-        };
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    lastOutput = output;
-    child.kill('SIGKILL');
-    await exited;
-  }
-  throw new Error(`the example app did not start; last output:\n${lastOutput}`);
 }
 
 // --- the scenario -------------------------------------------------------------------
