@@ -9,9 +9,9 @@
 #   bash scripts/interop-ts.sh
 #
 # Needs Go and npm. On first use, Node 22 (scripts/node22.sh, the same
-# install scripts/conformance.sh uses) and the client (npm ci from
-# interop/ts/package-lock.json) are installed into caches outside the
-# repository; a changed lockfile gets a fresh install.
+# install scripts/conformance.sh uses) and the client (scripts/npmci.sh:
+# npm ci from interop/ts/package-lock.json) are installed into caches
+# outside the repository; a changed lockfile gets a fresh install.
 #
 #   MCPMW_INTEROP_CACHE      cache folder for the client (default ${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-interop)
 #   MCPMW_CONFORMANCE_CACHE  its node/ folder holds Node (default ${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance)
@@ -20,24 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CACHE="${MCPMW_INTEROP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-interop}"
-NODE_DIR="${MCPMW_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance}/node"
-NODE="$(bash scripts/node22.sh "$NODE_DIR")"
-
-# --- the client, installed from the lockfile ---------------------------------
-lock_hash() {
-  if command -v sha256sum >/dev/null; then sha256sum "$@"; else shasum -a 256 "$@"; fi | cut -c1-16
-}
-DEPS="$CACHE/ts-$(cat interop/ts/package.json interop/ts/package-lock.json | lock_hash)"
-if [ ! -f "$DEPS/.installed" ]; then
-  echo "interop-ts: installing interop/ts's dependencies (npm ci) into $DEPS" >&2
-  rm -rf "$DEPS"
-  mkdir -p "$DEPS"
-  cp interop/ts/package.json interop/ts/package-lock.json "$DEPS/"
-  # npm runs under Node 22; no install scripts are needed, so none run.
-  (cd "$DEPS" && PATH="$(dirname "$NODE"):$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-  touch "$DEPS/.installed"
-fi
+NODE="$(bash scripts/node22.sh)"
+MODULES="$(bash scripts/npmci.sh interop/ts)"
 
 # --- the app and the test ------------------------------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcpmw-interop-ts.XXXXXX")"
@@ -47,9 +31,9 @@ go -C examples/oauth build -o "$WORK/oauth-app" .
 # The test runs from $WORK, next to a link to the cached node_modules, so
 # that imports resolve there and the repository stays untouched.
 cp interop/ts/*.mjs "$WORK/"
-ln -s "$DEPS/node_modules" "$WORK/node_modules"
+ln -s "$MODULES" "$WORK/node_modules"
 
 BOUND=""
 command -v timeout >/dev/null && BOUND="timeout 300"
-echo "interop-ts: $("$NODE" --version), @modelcontextprotocol/client $("$NODE" -p "require('$DEPS/node_modules/@modelcontextprotocol/client/package.json').version")" >&2
+echo "interop-ts: $("$NODE" --version), @modelcontextprotocol/client $("$NODE" -p "require('$MODULES/@modelcontextprotocol/client/package.json').version")" >&2
 MCPMW_CHI_APP="$WORK/chi-app" MCPMW_OAUTH_APP="$WORK/oauth-app" $BOUND "$NODE" --test --test-reporter=spec --test-timeout=120000 "$WORK/client.test.mjs" "$WORK/skills.test.mjs" "$WORK/oauth.test.mjs"

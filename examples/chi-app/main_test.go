@@ -1387,7 +1387,13 @@ func startApp(t *testing.T, bin string, env ...string) *appProcess {
 // base/healthz.
 func (p *appProcess) waitReady(t *testing.T, base string) {
 	t.Helper()
-	client := &http.Client{Timeout: patience}
+	p.waitReadyWith(t, &http.Client{Timeout: patience}, base)
+}
+
+// waitReadyWith is waitReady asking through client (one that trusts the
+// app's certificate, for TLS).
+func (p *appProcess) waitReadyWith(t *testing.T, client *http.Client, base string) {
+	t.Helper()
 	ready := false
 	for deadline := time.Now().Add(patience); !ready && time.Now().Before(deadline); {
 		select {
@@ -1405,6 +1411,22 @@ func (p *appProcess) waitReady(t *testing.T, base string) {
 		}
 	}
 	require.True(t, ready, "the app did not answer within %v; output:\n%s", patience, p.logs.String())
+}
+
+// refused waits, for at most patience, for the app to stop of itself, as it
+// must at start when its environment is bad, and returns its output after
+// checking that it failed and never served.
+func (p *appProcess) refused(t *testing.T) string {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(patience):
+		require.FailNow(t, "the app did not stop within patience")
+	}
+	out := p.logs.String()
+	require.Error(t, p.exitErr, "the app refuses to start; output:\n%s", out)
+	assert.NotContains(t, out, "MCP endpoint at", "it never served")
+	return out
 }
 
 // interrupt sends the app SIGINT and waits, for at most patience, for it

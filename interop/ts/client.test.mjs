@@ -13,14 +13,12 @@
 // MCPMW_INTEROP_DUMP=1 prints every HTTP exchange.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 
 import { Client, InsufficientScopeError, ProtocolError, ResourceNotFoundError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+import { startApp } from './app.mjs';
 
 const READER = 'reader-token'; // may use echo, add, notes_list and notes_export
 const WRITER = 'writer-token'; // may also use note_create
@@ -38,87 +36,12 @@ const REVISIONS = {
 let app;
 
 before(async () => {
-  app = await startApp(process.env.MCPMW_CHI_APP);
+  app = await startApp(process.env.MCPMW_CHI_APP, { audit: true });
 });
 
 after(async () => {
   await app?.stop();
 });
-
-// --- the example app ---------------------------------------------------------
-
-/** A TCP port that was free a moment ago. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * Starts the app binary on a free loopback port and waits (at most 10 s)
- * for /healthz. The app cannot report a port the kernel picked, so another
- * process may take the port first: a start that fails is retried on a new
- * port.
- */
-async function startApp(bin) {
-  assert.ok(bin, 'MCPMW_CHI_APP must name the example app binary (scripts/interop-ts.sh builds it)');
-  const dir = mkdtempSync(join(tmpdir(), 'mcpmw-interop-ts-'));
-  let lastOutput = '';
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const auditPath = join(dir, `audit-${attempt}.jsonl`);
-    const child = spawn(bin, [], {
-      env: { ...process.env, ADDR: `127.0.0.1:${port}`, AUDIT_LOG: auditPath },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    let done = false;
-    exited.then(() => (done = true));
-    process.on('exit', () => done || child.kill('SIGKILL')); // never outlive the test
-
-    const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 10_000;
-    while (!done && Date.now() < deadline) {
-      try {
-        const resp = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) });
-        if (resp.ok) {
-          return {
-            url: new URL(`${base}/mcp`),
-            auditPath,
-            output: () => output,
-            /** SIGINT, as an operator would; SIGKILL after 10 s. */
-            async stop() {
-              if (!done) {
-                child.kill('SIGINT');
-                const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-                const status = await exited;
-                clearTimeout(timer);
-                this.exit = status;
-              }
-            },
-            cleanup: () => rmSync(dir, { recursive: true, force: true }),
-          };
-        }
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    lastOutput = output;
-    child.kill('SIGKILL');
-    await exited;
-  }
-  throw new Error(`the example app did not start; last output:\n${lastOutput}`);
-}
 
 // --- the wire ----------------------------------------------------------------
 

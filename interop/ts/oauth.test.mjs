@@ -14,13 +14,13 @@
 //   MCPMW_OAUTH_APP=/tmp/oauth-app node --test oauth.test.mjs
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createServer as createHTTPServer } from 'node:http';
-import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+import { startApp } from './app.mjs';
 
 /** The clients the authorization server knows, and the scopes each may get. */
 const CLIENTS = {
@@ -33,25 +33,17 @@ let app;
 
 before(async () => {
   as = await startAuthServer();
-  app = await startApp(process.env.MCPMW_OAUTH_APP, as.issuer);
+  app = await startApp(process.env.MCPMW_OAUTH_APP, {
+    name: 'the OAuth example app',
+    env: { ISSUER: as.issuer },
+    ready: '/.well-known/oauth-protected-resource/mcp', // its metadata document
+  });
 });
 
 after(async () => {
   await app?.stop();
   await new Promise((r) => as?.server.close(r));
 });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const b64url = (buf) => Buffer.from(buf).toString('base64url');
 
@@ -123,54 +115,6 @@ async function startAuthServer() {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   issuer = `http://127.0.0.1:${server.address().port}`;
   return { server, issuer, tokenRequests };
-}
-
-/** Starts the OAuth example app with ISSUER; waits for its metadata document. */
-async function startApp(bin, issuer) {
-  assert.ok(bin, 'MCPMW_OAUTH_APP must name the OAuth example binary (scripts/interop-ts.sh builds it)');
-  let lastOutput = '';
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const child = spawn(bin, [], {
-      env: { ...process.env, ADDR: `127.0.0.1:${port}`, ISSUER: issuer },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    let done = false;
-    exited.then(() => (done = true));
-    process.on('exit', () => done || child.kill('SIGKILL'));
-    const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 10_000;
-    while (!done && Date.now() < deadline) {
-      try {
-        const resp = await fetch(`${base}/.well-known/oauth-protected-resource/mcp`, { signal: AbortSignal.timeout(1000) });
-        if (resp.ok) {
-          return {
-            url: new URL(`${base}/mcp`),
-            output: () => output,
-            async stop() {
-              if (!done) {
-                child.kill('SIGINT');
-                const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-                await exited;
-                clearTimeout(timer);
-              }
-            },
-          };
-        }
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    lastOutput = output;
-    child.kill('SIGKILL');
-    await exited;
-  }
-  throw new Error(`the OAuth example app did not start; last output:\n${lastOutput}`);
 }
 
 /** Audit records the app wrote to stderr. */

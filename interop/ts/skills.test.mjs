@@ -9,12 +9,12 @@
 // file says.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 
 import { Client, InsufficientScopeError, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+
+import { startApp } from './app.mjs';
 
 const REVISIONS = {
   '2026-07-28': { versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -30,58 +30,6 @@ before(async () => {
 });
 
 after(() => app?.stop());
-
-/** A TCP port that was free a moment ago. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts the app on a free loopback port (retried: another process may take it first) and waits for /healthz. */
-async function startApp(bin) {
-  assert.ok(bin, 'MCPMW_CHI_APP must name the example app binary (scripts/interop-ts.sh builds it)');
-  let output = '';
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const child = spawn(bin, [], { env: { ...process.env, ADDR: `127.0.0.1:${port}` }, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    let done = false;
-    const exited = new Promise((resolve) => child.on('exit', () => resolve((done = true))));
-    process.on('exit', () => done || child.kill('SIGKILL')); // never outlive the test
-    const base = `http://127.0.0.1:${port}`;
-    for (const deadline = Date.now() + 10_000; !done && Date.now() < deadline; ) {
-      try {
-        if ((await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) })).ok) {
-          return {
-            url: new URL(`${base}/mcp`),
-            async stop() {
-              if (!done) {
-                child.kill('SIGINT');
-                const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-                await exited;
-                clearTimeout(timer);
-              }
-            },
-          };
-        }
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    child.kill('SIGKILL');
-    await exited;
-  }
-  throw new Error(`the example app did not start; last output:\n${output}`);
-}
 
 /** A client connected to the app as token, at rev, and its SkillsClient. */
 async function connect(token, rev) {
