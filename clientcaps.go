@@ -188,19 +188,12 @@ func hasClientCapability(caps []byte, c ClientCapability) bool {
 
 // arrayHolds reports whether the JSON value v is an array with the string
 // s among its elements. v must be valid JSON (a request's, which the
-// handler has parsed): each element is followed by ',' or the closing ']'.
+// handler has parsed).
 func arrayHolds(v []byte, s string) bool {
-	if jsonwire.KindOf(v) != jsonwire.KindArray {
-		return false
-	}
-	i := jsonwire.SkipSpace(v, jsonwire.SkipSpace(v, 0)+1)
-	for v[i] != ']' {
-		end := jsonwire.ValueEnd(v, i)
-		if stringIs(v[i:end], s) {
+	it, _ := jsonwire.IterElements(v)
+	for e, more := it.Next(); more; e, more = it.Next() {
+		if stringIs(e, s) {
 			return true
-		}
-		if i = jsonwire.SkipSpace(v, end); v[i] == ',' {
-			i = jsonwire.SkipSpace(v, i+1)
 		}
 	}
 	return false

@@ -400,9 +400,8 @@ func listenTaskIDs(raw []byte) ([]string, *Response) {
 		return nil, invalidListen("params.notifications.taskIds must be an array of task id strings, not " + jsonwire.KindOf(raw).String())
 	}
 	ids := []string{}
-	for i := jsonwire.SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
-		end := jsonwire.ValueEnd(raw, i)
-		v := raw[i:end]
+	it, _ := jsonwire.IterElements(raw)
+	for v, more := it.Next(); more; v, more = it.Next() {
 		id, ok := jsonwire.Unquote(v)
 		switch {
 		case !ok:
@@ -413,9 +412,6 @@ func listenTaskIDs(raw []byte) ([]string, *Response) {
 			return nil, invalidListen("params.notifications.taskIds lists more than " + strconv.Itoa(maxListenTaskIDs) + " tasks")
 		}
 		ids = append(ids, id)
-		if i = jsonwire.SkipSpace(raw, end); i < len(raw) && raw[i] == ',' {
-			i = jsonwire.SkipSpace(raw, i+1)
-		}
 	}
 	return ids, nil
 }
@@ -436,9 +432,8 @@ func listenURIs(raw []byte) ([]listenURI, *Response) {
 		return nil, invalidListen("params.notifications.resourceSubscriptions must be an array of URI strings, not " + jsonwire.KindOf(raw).String())
 	}
 	uris := []listenURI{}
-	for i := jsonwire.SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
-		end := jsonwire.ValueEnd(raw, i)
-		v := raw[i:end]
+	it, _ := jsonwire.IterElements(raw)
+	for v, more := it.Next(); more; v, more = it.Next() {
 		u, ok := jsonwire.Unquote(v)
 		switch {
 		case !ok:
@@ -453,9 +448,6 @@ func listenURIs(raw []byte) ([]listenURI, *Response) {
 			return nil, invalidListen("params.notifications.resourceSubscriptions[" + strconv.Itoa(len(uris)) + "] is not a URI: " + err.Error())
 		}
 		uris = append(uris, listenURI{spelt: u, normal: n})
-		if i = jsonwire.SkipSpace(raw, end); i < len(raw) && raw[i] == ',' {
-			i = jsonwire.SkipSpace(raw, i+1)
-		}
 	}
 	return uris, nil
 }

@@ -209,3 +209,17 @@ func TestAppendTaskNotification(t *testing.T) {
 	assert.Equal(t, `{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"a","status":"working","_meta":{"io.modelcontextprotocol/subscriptionId":"q"}}}`,
 		string(appendTaskNotification(nil, []byte(`"q"`), []byte(`"taskId":"a","status":"working"`))))
 }
+
+// A foreign Notifier may deliver a task status change without its task,
+// or a task without a caller: the hub drops both, without a panic.
+func TestPublishTaskDropsWhatNoCallerOwns(t *testing.T) {
+	t.Parallel()
+	hb := newHub(slog.New(slog.DiscardHandler))
+	lis := newListener(everything{}, 0, nil)
+	lis.watch("", "/mcp", []string{"a"})
+	hb.listeners[lis] = struct{}{}
+	assert.NotPanics(t, func() { hb.publish(Event{Method: TaskStatusChanged, Permission: "run"}) })
+	hb.publish(Event{Method: TaskStatusChanged, Task: &Task{ID: "a", Endpoint: "/mcp", Permission: "run", Status: TaskWorking}})
+	_, notes, _ := lis.take(nil, nil)
+	assert.Empty(t, notes)
+}

@@ -326,20 +326,21 @@ func (r *redaction) object(dst, v []byte, active []int, depth int, nodes []*sche
 // that no path goes on into and nodes do not cover, redacted.
 func (r *redaction) array(dst, v []byte, active []int, depth int, nodes []*schemaNode) []byte {
 	dst = append(dst, '[')
-	for i, n := jsonwire.SkipSpace(v, 1), 0; i < len(v) && v[i] != ']'; n++ {
-		end := jsonwire.ValueEnd(v, i)
+	it, _ := jsonwire.IterElements(v)
+	for n := 0; ; n++ {
+		e, more := it.Next()
+		if !more {
+			break
+		}
 		if n > 0 {
 			dst = append(dst, ',')
 		}
 		next, leaf := r.match(active, depth, strconv.Itoa(n), true)
 		children, named := element(nodes, n, len(next) > 0)
-		if !leaf && !named && len(next) == 0 && jsonwire.KindOf(v[i:end]) != jsonwire.KindNull {
+		if !leaf && !named && len(next) == 0 && jsonwire.KindOf(e) != jsonwire.KindNull {
 			dst = append(dst, redactedJSON...)
 		} else {
-			dst = r.child(dst, v[i:end], next, leaf, depth, children)
-		}
-		if i = jsonwire.SkipSpace(v, end); i < len(v) && v[i] == ',' {
-			i = jsonwire.SkipSpace(v, i+1)
+			dst = r.child(dst, e, next, leaf, depth, children)
 		}
 	}
 	return append(dst, ']')

@@ -289,20 +289,16 @@ func foldedInMap(doc []byte, elem reflect.Type, path *[]string) (string, bool) {
 // foldedInArray checks the elements of an array decoded into a slice or
 // an array.
 func foldedInArray(doc []byte, elem reflect.Type, path *[]string) (string, bool) {
-	if KindOf(doc) != KindArray {
-		return "", false
-	}
-	for i, n := SkipSpace(doc, 1), 0; i < len(doc) && doc[i] != ']'; n++ {
-		end := ValueEnd(doc, i)
-		if want, found := foldedUnder(doc[i:end], elem, path, strconv.Itoa(n)); found {
+	it, _ := IterElements(doc)
+	for n := 0; ; n++ {
+		v, more := it.Next()
+		if !more {
+			return "", false
+		}
+		if want, found := foldedUnder(v, elem, path, strconv.Itoa(n)); found {
 			return want, true
 		}
-		i = SkipSpace(doc, end)
-		if i < len(doc) && doc[i] == ',' {
-			i = SkipSpace(doc, i+1)
-		}
 	}
-	return "", false
 }
 
 // foldedUnder walks one member or element, its reference token pushed on

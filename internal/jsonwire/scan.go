@@ -118,6 +118,45 @@ func (it *MemberIter) Next() (m Member, more bool) {
 	return m, true
 }
 
+// ElementIter reads the elements of a JSON array one at a time: the
+// array's MemberIter, and the one walk of an array every reader shares.
+type ElementIter struct {
+	doc  []byte
+	i    int // the first byte of the next element
+	done bool
+}
+
+// IterElements starts reading the elements of the JSON array doc, which
+// must be valid JSON; ok is false when it is not an array. A document cut
+// short ends the walk where it ends, without a panic.
+func IterElements(doc []byte) (it ElementIter, ok bool) {
+	i := SkipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '[' {
+		return ElementIter{done: true}, false
+	}
+	i = SkipSpace(doc, i+1)
+	return ElementIter{doc: doc, i: i, done: i >= len(doc) || doc[i] == ']'}, true
+}
+
+// Next returns the next element, its raw bytes; more is false after the
+// last one.
+func (it *ElementIter) Next() (v []byte, more bool) {
+	if it.done {
+		return nil, false
+	}
+	doc, i := it.doc, it.i
+	end := ValueEnd(doc, i)
+	v = doc[i:end]
+	i = SkipSpace(doc, end)
+	if i >= len(doc) || doc[i] == ']' {
+		it.done = true
+	} else if i = SkipSpace(doc, i+1); i >= len(doc) { // past ','
+		it.done = true
+	}
+	it.i = i
+	return v, true
+}
+
 // MembersInto reads the members of the JSON object doc into buf while they
 // fit, and otherwise into one exactly sized slice (see CollectMembers), so a
 // wide object costs one allocation rather than a series of regrowths. doc

@@ -194,3 +194,38 @@ func FuzzStringEnd(f *testing.F) {
 		}
 	})
 }
+
+// FuzzElements checks IterElements against encoding/json: the same
+// elements, byte for byte, of every valid array, and no array otherwise.
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ 1 , "]" ,[2,[3]], {"a":"]"} ,null] `, `["\"]",true]`, `{}`, `"["`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if !json.Valid(doc) || !utf8.Valid(doc) {
+			return // the scanner's precondition
+		}
+		var want []json.RawMessage
+		isArray := KindOf(doc[SkipSpace(doc, 0):]) == KindArray
+		it, ok := IterElements(doc)
+		if ok != isArray {
+			t.Fatalf("IterElements(%q) ok = %v", doc, ok)
+		}
+		if !ok {
+			return
+		}
+		if err := json.Unmarshal(doc, &want); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for v, more := it.Next(); more; v, more = it.Next() {
+			if n >= len(want) || !bytes.Equal(v, want[n]) {
+				t.Fatalf("IterElements(%q) element %d = %q", doc, n, v)
+			}
+			n++
+		}
+		if n != len(want) {
+			t.Fatalf("IterElements(%q) found %d elements, encoding/json %d", doc, n, len(want))
+		}
+	})
+}

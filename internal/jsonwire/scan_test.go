@@ -314,3 +314,55 @@ func TestWideObjectsAllocateOnce(t *testing.T) {
 	assert.Equal(t, len(collected), cap(collected), "the members of a wide object fill their slice exactly")
 	assert.Equal(t, pairs(ms), pairs(collected))
 }
+
+// IterElements walks an array's elements as encoding/json splits them.
+func TestElementIter(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{`[]`, ` [ ] `, `[1]`, ` [ 1 , "]" ,[2,[3]], {"a":"]"} ,null] `, `[[]]`} {
+		var want []json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(doc), &want), doc)
+		it, ok := IterElements([]byte(doc))
+		require.True(t, ok, doc)
+		got := []string{}
+		for v, more := it.Next(); more; v, more = it.Next() {
+			got = append(got, string(v))
+		}
+		wantS := []string{}
+		for _, v := range want {
+			wantS = append(wantS, string(v))
+		}
+		assert.Equal(t, wantS, got, doc)
+	}
+	for _, doc := range []string{`{}`, `"[1]"`, ``, `  `, `1`} {
+		it, ok := IterElements([]byte(doc))
+		assert.False(t, ok, doc)
+		_, more := it.Next()
+		assert.False(t, more, doc)
+	}
+}
+
+// A document cut short (which no caller passes: each has parsed its
+// request) ends the walk where it ends, without a panic.
+func TestElementIterCutShort(t *testing.T) {
+	t.Parallel()
+	for doc, want := range map[string][]string{
+		`[`:       {},
+		`[ `:      {},
+		`[1`:      {"1"},
+		`[1 `:     {"1"},
+		`[1,`:     {"1"},
+		`[1, `:    {"1"},
+		`[1,"a`:   {"1", `"a`},
+		`[[1],[2`: {"[1]", "[2"},
+	} {
+		it, ok := IterElements([]byte(doc))
+		require.True(t, ok, doc)
+		got := []string{}
+		assert.NotPanics(t, func() {
+			for v, more := it.Next(); more; v, more = it.Next() {
+				got = append(got, string(v))
+			}
+		}, doc)
+		assert.Equal(t, want, got, doc)
+	}
+}
