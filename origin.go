@@ -56,7 +56,7 @@ func newHostSet(hosts []string) hostSet {
 // otherwise an error saying why it was refused. The scheme and port are not
 // compared: the hostname is what DNS rebinding forges.
 func (s hostSet) checkOrigin(origin string) error {
-	if origin == "" {
+	if origin == "" || s.listedOrigin(origin) {
 		return nil
 	}
 	host, err := originHost(origin)
@@ -69,14 +69,51 @@ func (s hostSet) checkOrigin(origin string) error {
 	return nil
 }
 
+// listedOrigin reports whether origin is http:// or https:// and a
+// host:port or host that the list spells as it is (an IPv6 address in
+// brackets): what a browser sends from an allowed page, checked without
+// url.Parse's allocation. Anything else goes through originHost, which
+// decides alone what to refuse.
+func (s hostSet) listedOrigin(origin string) bool {
+	rest, ok := strings.CutPrefix(origin, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(origin, "http://"); !ok {
+			return false
+		}
+	}
+	host := rest
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 && !strings.HasSuffix(rest, "]") {
+		port := rest[i+1:]
+		if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+		host = rest[:i]
+	}
+	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		if host = host[1 : len(host)-1]; strings.IndexByte(host, ':') < 0 {
+			return false // brackets hold an IPv6 address only
+		}
+	} else if strings.IndexByte(host, ':') >= 0 {
+		return false // an IPv6 address must be in brackets
+	}
+	_, ok = s[host]
+	return ok
+}
+
 // checkHost returns nil when the Host header value hostport names an
 // allowed host, and otherwise an error saying why it was refused.
 func (s hostSet) checkHost(hostport string) error {
+	if _, ok := s[hostport]; ok {
+		return nil // a listed name without a port: nothing to parse
+	}
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		host = host[1 : len(host)-1]
+	}
+	if _, ok := s[host]; ok {
+		return nil // as the list spells it: nothing to allocate
 	}
 	host = canonicalHost(strings.ToLower(host))
 	if _, ok := s[host]; !ok || host == "" {

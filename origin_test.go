@@ -143,7 +143,7 @@ func TestCheckHost(t *testing.T) {
 		host string
 		ok   bool
 	}{
-		{"localhost", true}, {"localhost:8080", true}, {"LOCALHOST:8080", true}, {"127.0.0.1:3001", true},
+		{"localhost", true}, {"127.0.0.1", true}, {"::1", true}, {"localhost:8080", true}, {"LOCALHOST:8080", true}, {"127.0.0.1:3001", true},
 		{"[::1]:3001", true}, {"[::1]", true}, {"[0:0:0:0:0:0:0:1]:80", true},
 		{"evil.example.com", false}, {"evil.example.com:3001", false}, {"localhost.evil.example", false},
 		{"", false}, {"127.0.0.2:80", false},
@@ -155,4 +155,57 @@ func TestCheckHost(t *testing.T) {
 			assert.Error(t, err, tt.host)
 		}
 	}
+}
+
+// A Host the list names as it is spelt, with or without a port, is
+// checked without an allocation: it is on every request of a server with
+// CheckHost. Only other spellings (capitals, long IPv6 forms) are
+// canonicalised.
+func TestCheckHostAllocatesNothingForAListedName(t *testing.T) {
+	set := newHostSet(nil)
+	for _, host := range []string{"127.0.0.1", "127.0.0.1:3001", "localhost", "localhost:8080", "[::1]:3001", "::1"} {
+		assert.Zero(t, testing.AllocsPerRun(5, func() {
+			if set.checkHost(host) != nil {
+				t.Fatal(host)
+			}
+		}), host)
+	}
+}
+
+// An Origin from an allowed page is checked without an allocation, like
+// the Host.
+func TestCheckOriginAllocatesNothingForAListedHost(t *testing.T) {
+	set := newHostSet(nil)
+	for _, origin := range []string{"http://localhost:6274", "https://localhost", "http://127.0.0.1:3000", "http://[::1]:8080", "https://[::1]"} {
+		require.True(t, set.listedOrigin(origin), origin)
+		assert.Zero(t, testing.AllocsPerRun(5, func() {
+			if set.checkOrigin(origin) != nil {
+				t.Fatal(origin)
+			}
+		}), origin)
+	}
+	for _, origin := range []string{"http://localhost:", "http://localhost:123456", "http://localhost:8a", "http://localhost/", "http://::1", "http://[localhost]",
+		"ftp://localhost", "HTTP://localhost", "http://LOCALHOST", "http://user@localhost", "http://localhost?x", "http://[0:0:0:0:0:0:0:1]"} {
+		assert.False(t, set.listedOrigin(origin), "%s goes the long way", origin)
+	}
+}
+
+// The short way never allows what the long way refuses.
+func FuzzListedOrigin(f *testing.F) {
+	for _, s := range []string{"http://localhost:6274", "https://[::1]", "http://[::1]:80", "http://127.0.0.1:", "http://localhost:0x1", "http://[localhost]", "http://::1"} {
+		f.Add(s)
+	}
+	set := newHostSet([]string{"localhost", "127.0.0.1", "::1", "app.example.com"})
+	f.Fuzz(func(t *testing.T, origin string) {
+		if !set.listedOrigin(origin) {
+			return
+		}
+		host, err := originHost(origin)
+		if err != nil {
+			t.Fatalf("listedOrigin(%q) allowed what originHost refuses: %v", origin, err)
+		}
+		if _, ok := set[host]; !ok {
+			t.Fatalf("listedOrigin(%q) allowed host %q, which the list does not hold", origin, host)
+		}
+	})
 }
