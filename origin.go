@@ -82,17 +82,19 @@ func (s hostSet) listedOrigin(origin string) bool {
 		}
 	}
 	host := rest
-	if i := strings.LastIndexByte(rest, ':'); i >= 0 && !strings.HasSuffix(rest, "]") {
-		port := rest[i+1:]
+	if j := strings.LastIndexByte(rest, ':') + 1; j > 0 && !strings.HasSuffix(rest, "]") {
+		port := rest[j:]
 		if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" {
 			return false
 		}
-		host = rest[:i]
+		host = rest[:j-1]
 	}
-	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
-		if host = host[1 : len(host)-1]; strings.IndexByte(host, ':') < 0 {
+	if inner, ok := strings.CutPrefix(host, "["); ok {
+		inner, ok = strings.CutSuffix(inner, "]")
+		if !ok || strings.IndexByte(inner, ':') < 0 {
 			return false // brackets hold an IPv6 address only
 		}
+		host = inner
 	} else if strings.IndexByte(host, ':') >= 0 {
 		return false // an IPv6 address must be in brackets
 	}

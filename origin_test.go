@@ -176,7 +176,7 @@ func TestCheckHostAllocatesNothingForAListedName(t *testing.T) {
 // the Host.
 func TestCheckOriginAllocatesNothingForAListedHost(t *testing.T) {
 	set := newHostSet(nil)
-	for _, origin := range []string{"http://localhost:6274", "https://localhost", "http://127.0.0.1:3000", "http://[::1]:8080", "https://[::1]"} {
+	for _, origin := range []string{"http://localhost:6274", "https://localhost", "http://localhost:65535", "http://127.0.0.1:3000", "http://[::1]:8080", "https://[::1]"} {
 		require.True(t, set.listedOrigin(origin), origin)
 		assert.Zero(t, testing.AllocsPerRun(5, func() {
 			if set.checkOrigin(origin) != nil {
@@ -184,7 +184,7 @@ func TestCheckOriginAllocatesNothingForAListedHost(t *testing.T) {
 			}
 		}), origin)
 	}
-	for _, origin := range []string{"http://localhost:", "http://localhost:123456", "http://localhost:8a", "http://localhost/", "http://::1", "http://[localhost]",
+	for _, origin := range []string{"http://localhost:", "http://localhost:123456", "http://localhost:8a", "http://localhost/", "http://::1", "http://::1:80", "http://[localhost]",
 		"ftp://localhost", "HTTP://localhost", "http://LOCALHOST", "http://user@localhost", "http://localhost?x", "http://[0:0:0:0:0:0:0:1]"} {
 		assert.False(t, set.listedOrigin(origin), "%s goes the long way", origin)
 	}
