@@ -59,3 +59,21 @@ func (l *RateLimiter) Leases() int {
 	defer l.lease.mu.Unlock()
 	return len(l.lease.keys)
 }
+
+// Coalesced returns how many of l's checks wait to go with the next call
+// of their key.
+func (l *RateLimiter) Coalesced() int {
+	l.asks.mu.Lock()
+	defer l.asks.mu.Unlock()
+	n := 0
+	for _, g := range l.asks.keys {
+		if g != nil {
+			n += g.n
+		}
+	}
+	return n
+}
+
+// Waiting returns how many of l's commands wait for a batch (not on the
+// wire yet).
+func (l *RateLimiter) Waiting() int { return l.s.batch.waiting() }

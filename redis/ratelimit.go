@@ -30,7 +30,10 @@ var gcra = newScript(gcraSource)
 // and decides and counts atomically (GCRA: a budget of requests that
 // refills evenly over the window, one request every window/requests). It
 // is sent once, never retried, within Config.Timeout; when Redis does not
-// answer in time, Config.Failure decides.
+// answer in time, Config.Failure decides. Checks of one key that come
+// while one of its is on the wire go together as the next call, one
+// script asking for as many requests as they are: exact still, and one
+// round trip per key per turn however busy the key.
 //
 // A refused request gets Retry-After (whole seconds until the budget has
 // room again, at least 1), X-RateLimit-Limit and X-RateLimit-Remaining: 0;
@@ -53,7 +56,8 @@ type RateLimiter struct {
 	args     [2]any // interval and window as the script's first two arguments, boxed once rather than per check
 	limit    []string
 	health   health
-	lease    *leases // nil: no lease, one script per check
+	lease    *leases    // nil: no lease
+	asks     *coalescer // without a lease: the checks of a key that come together, sent together
 }
 
 // PerIP returns a RateLimiter allowing each client IP (as resolved by
@@ -116,6 +120,8 @@ func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration,
 		panic(fmt.Sprintf("mcpredis: %s: Lease(%d): want from 0 (no lease) to requests (%d)", ctor, o.lease, requests))
 	case o.lease > 1:
 		l.lease = newLeases(o.lease, min(maxLeaseTime, window))
+	default:
+		l.asks = newCoalescer(l.check, l.interval, l.window)
 	}
 	return l
 }
@@ -180,7 +186,7 @@ func (l *RateLimiter) ask(r *http.Request, k string) ([]int64, error) {
 	if l.lease != nil {
 		return l.lease.take(ctx, k, l.check)
 	}
-	return l.check(ctx, k, 1, 0)
+	return l.asks.take(ctx, k)
 }
 
 // check runs the script on k's bucket, once within ctx: it takes up to
