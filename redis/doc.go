@@ -44,9 +44,13 @@
 // at the same time go to Redis together: while one is on the wire, the
 // others queue, and go as one pipeline as soon as it is answered, with no
 // timer (a lone command goes at once, as it is). At 64 concurrent
-// callers on two cores this cut the limiter's cost per check to about a
-// third (BenchmarkRateLimitParallel): most of what a command costs, on
-// both sides, is the I/O around it. Each caller still waits for its own
+// callers of 64 addresses on two cores, with redis-server on the same
+// cores, this cut the limiter's time per check from 14.9 to 10.1 µs
+// (BenchmarkRateLimitParallel, 2026-12-06): most of what a command costs,
+// on both sides, is the I/O around it. The rate limit goes one step
+// further for a busy key: the checks of one key that come while one of
+// its is on the wire go as one script, asking for as many requests as
+// they are (2.2 µs a check when the 64 callers share an address). Each caller still waits for its own
 // answer or its own deadline, whichever comes first, so a caller whose
 // deadline passes while its batch waits on a hung Redis has its error
 // then; a command whose caller has given up is not sent; nothing is
