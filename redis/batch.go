@@ -120,19 +120,12 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 		q.flushing = true
 		b.running++
 		b.mu.Unlock()
+		defer b.handOn(q, node) // even if Process panics (a client hook's bug, which a handler's recoverer survives)
 		c := calls.Get().(*call)
 		c.cmd.Cmder = cmd
 		err := b.client.Process(ctx, &c.cmd)
 		c.cmd.Cmder = nil
 		calls.Put(c)
-		b.mu.Lock()
-		if len(q.pending) > 0 {
-			b.mu.Unlock()
-			go b.flush(q, node)
-			return err
-		}
-		b.release(q, node)
-		b.mu.Unlock()
 		return err
 	}
 	c := calls.Get().(*call)
@@ -173,6 +166,19 @@ func (b *batcher) flush(q *queue, node *redis.Client) {
 		b.send(&pipe, batch)
 		clear(batch)
 	}
+}
+
+// handOn hands q on once its caller's own command is answered: to a
+// flushing goroutine when commands queued meanwhile, and otherwise
+// released, so that q is never left held with nobody sending its queue.
+func (b *batcher) handOn(q *queue, node *redis.Client) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(q.pending) > 0 {
+		go b.flush(q, node)
+		return
+	}
+	b.release(q, node)
 }
 
 // release notes that q has nothing on the wire any more, b.mu held.

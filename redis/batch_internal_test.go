@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,4 +111,38 @@ func TestBatcherForgetsTheNodesItIsDoneWith(t *testing.T) {
 	defer b.mu.Unlock()
 	assert.Zero(t, b.running)
 	assert.Empty(t, b.nodes, "no queue left for a node with nothing on the wire")
+}
+
+// panicOnce is a client hook that panics in the first command it sees.
+type panicOnce struct{ done atomic.Bool }
+
+func (*panicOnce) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (p *panicOnce) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if p.done.CompareAndSwap(false, true) {
+			panic("hook")
+		}
+		return next(ctx, cmd)
+	}
+}
+func (*panicOnce) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestBatcherHandedOnAfterAPanic: a command whose client hook panics (a
+// bug, which a handler's recoverer survives) leaves its queue free: the
+// next command is sent, rather than queued behind a send that never ends.
+func TestBatcherHandedOnAfterAPanic(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	c.AddHook(&panicOnce{})
+	b := newBatcher(c)
+	assert.PanicsWithValue(t, "hook", func() { _ = b.do(t.Context(), "k", redis.NewStatusCmd(t.Context(), "set", "k", "v")) })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, b.do(ctx, "k", redis.NewStatusCmd(ctx, "set", "k", "v")), "the queue was left held by the command that panicked")
+	b.wait(time.Minute)
+	assert.Zero(t, b.running)
 }

@@ -45,10 +45,6 @@ func newCoalescer(check checkFunc, interval, window int64) *coalescer {
 	return &coalescer{check: check, interval: interval, window: window, keys: map[string]*askGroup{}}
 }
 
-// check is what the coalescer sends: the limiter's script for key,
-// taking up to want requests (RateLimiter.check).
-type checkFunc func(ctx context.Context, key string, want, back int) ([]int64, error)
-
 // take admits or refuses one request of key, as check does for one: with
 // a call of its own when none is on its way for key, and otherwise with
 // the next one, shared with the callers that come meanwhile.
@@ -58,9 +54,8 @@ func (c *coalescer) take(ctx context.Context, key string) ([]int64, error) {
 	if !busy {
 		c.keys[key] = nil // a call on its way, nobody waiting for it yet
 		c.mu.Unlock()
-		v, err := c.check(ctx, key, 1, 0)
-		c.next(key)
-		return v, err
+		defer c.next(key) // even if check panics (a handler's recoverer goes on), key is handed on
+		return c.check(ctx, key, 1, 0)
 	}
 	if g == nil {
 		g = &askGroup{values: context.WithoutCancel(ctx), done: make(chan struct{})}

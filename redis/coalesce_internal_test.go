@@ -231,3 +231,24 @@ func TestCoalescerAnswer(t *testing.T) {
 	assert.Nil(t, v)
 	assert.ErrorIs(t, err, boom)
 }
+
+// TestCoalescerKeyHandedOnAfterAPanic: a check that panics (a bug below,
+// which a handler's recoverer survives) still hands its key on: the next
+// caller makes its own call instead of waiting for one that never comes.
+func TestCoalescerKeyHandedOnAfterAPanic(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	c := newCoalescer(func(context.Context, string, int, int) ([]int64, error) {
+		if calls++; calls == 1 {
+			panic("boom")
+		}
+		return admitted, nil
+	}, 10, 100)
+	assert.PanicsWithValue(t, "boom", func() { _, _ = c.take(t.Context(), "k") })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	v, err := c.take(ctx, "k")
+	require.NoError(t, err, "the key was left held by the call that panicked")
+	assert.Equal(t, admitted, v)
+	assert.Equal(t, 2, calls)
+}

@@ -2,6 +2,7 @@ package mcpredis
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -102,7 +103,7 @@ func (ls *leases) held(key string) []int64 {
 // while the others spend what is left; callers of a key with none left
 // wait for the call on its way rather than making one each, each within
 // ctx.
-func (ls *leases) take(ctx context.Context, key string, check func(ctx context.Context, key string, want, back int) ([]int64, error)) ([]int64, error) {
+func (ls *leases) take(ctx context.Context, key string, check checkFunc) ([]int64, error) {
 	for {
 		ls.mu.Lock()
 		e, now := ls.keys[key], ls.now()
@@ -133,30 +134,49 @@ func (ls *leases) take(ctx context.Context, key string, check func(ctx context.C
 		want, back := ls.tokens-e.left, e.back
 		e.back, e.asking = 0, make(chan struct{})
 		ls.mu.Unlock()
-
-		v, err := check(ctx, key, want, back)
-
-		ls.mu.Lock()
-		close(e.asking)
-		e.asking = nil
-		now = ls.now()
-		switch {
-		case err == nil && v[0] > 0:
-			e.left, e.until = e.left+int(v[0]-1), now.Add(ls.ttl)
-		case err == nil:
-			e.refused = now.Add(time.Duration(v[2]) * time.Microsecond)
-		}
-		// An error: back may have been given back, or not; not sent again.
-		if (err != nil || v[0] == 0) && e.left > 0 && now.Before(e.until) {
-			v, err = admitted, nil // what is left is still this instance's to spend
-			e.left--
-		}
-		if e.left == 0 && e.back == 0 && !now.Before(e.refused) {
-			delete(ls.keys, key)
-		}
-		ls.mu.Unlock()
-		return v, err
+		return ls.call(ctx, key, e, want, back, check)
 	}
+}
+
+// errNoAnswer is what a lease records of a call whose check panicked.
+var errNoAnswer = errors.New("mcpredis: the rate-limit check did not return")
+
+// call asks for want more tokens of key's lease e, giving back back, and
+// returns the caller's answer. Whatever check does, a panic included,
+// the callers waiting for the call are let go once e holds what it
+// brought, so that no key is left waiting for an answer that never
+// comes.
+func (ls *leases) call(ctx context.Context, key string, e *lease, want, back int, check checkFunc) (v []int64, err error) {
+	err = errNoAnswer
+	defer func() { v, err = ls.answered(key, e, v, err) }()
+	v, err = check(ctx, key, want, back)
+	return v, err
+}
+
+// answered records in e what its call brought, v or err, lets go the
+// callers waiting for it, and returns the answer of the caller that made
+// it.
+func (ls *leases) answered(key string, e *lease, v []int64, err error) ([]int64, error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	close(e.asking)
+	e.asking = nil
+	now := ls.now()
+	switch {
+	case err == nil && v[0] > 0:
+		e.left, e.until = e.left+int(v[0]-1), now.Add(ls.ttl)
+	case err == nil:
+		e.refused = now.Add(time.Duration(v[2]) * time.Microsecond)
+	}
+	// An error: back may have been given back, or not; not sent again.
+	if (err != nil || v[0] == 0) && e.left > 0 && now.Before(e.until) {
+		v, err = admitted, nil // what is left is still this instance's to spend
+		e.left--
+	}
+	if e.left == 0 && e.back == 0 && !now.Before(e.refused) {
+		delete(ls.keys, key)
+	}
+	return v, err
 }
 
 // spendable reports whether a token of e is spent with no call: one is

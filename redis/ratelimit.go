@@ -189,6 +189,10 @@ func (l *RateLimiter) ask(r *http.Request, k string) ([]int64, error) {
 	return l.asks.take(ctx, k)
 }
 
+// A checkFunc runs the limiter's script on key's bucket once
+// (RateLimiter.check): what a lease and the coalescer call.
+type checkFunc func(ctx context.Context, key string, want, back int) ([]int64, error)
+
 // check runs the script on k's bucket, once within ctx: it takes up to
 // want requests of the budget, having given back first the unspent ones
 // of ended leases.
