@@ -13,7 +13,9 @@
 //	               round trip for up to a second (mcpredis.Lease): from 0 (unset:
 //	               no lease, one call per request) to RATE_LIMIT. Across a minute
 //	               at most instances × RATE_LIMIT_LEASE requests more than the
-//	               limit get through.
+//	               limit get through. Size it to a few times the requests
+//	               one client has in flight at once on an instance, or the
+//	               lease runs dry while it is topped up (see mcpredis.Lease).
 //	AUDIT_LOG      file that receives one JSON audit record per line (default stderr)
 //	EXPORT_DELAY   how long notes_export takes, in seconds from 0 to 600, fractions
 //	               allowed (default 3): long enough that a client declaring the tasks
