@@ -30,9 +30,10 @@ import (
 // The scripts (taskcreate.lua, taskupdate.lua) use the same names.
 
 // taskFields returns t's fields as the field, value pairs taskcreate.lua
-// stores.
+// stores, in a slice made once: room for the 18 fixed fields (13 always,
+// ended, cancel, state, result, error) and one per question and answer.
 func taskFields(t *mcpmw.Task) []any {
-	f := make([]any, 0, 2*(15+len(t.InputRequests)+len(t.Answers)))
+	f := make([]any, 0, 2*(18+len(t.InputRequests)+len(t.Answers)))
 	f = append(f,
 		"caller", t.CallerID, "tool", t.Tool, "perm", string(t.Permission), "status", string(t.Status), "msg", t.StatusMessage, "owner", t.Owner, "endpoint", t.Endpoint,
 		"created", t.Created.UnixMilli(), "updated", t.Updated.UnixMilli(), "lease", t.LeaseUntil.UnixMilli(),

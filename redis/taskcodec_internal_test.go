@@ -1,10 +1,12 @@
 package mcpredis
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpmw/mcpmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,11 +26,14 @@ func pack(pairs ...string) string {
 func TestDecodeTaskInOneAllocation(t *testing.T) {
 	small := pack("caller", "alice", "status", "completed", "result", `{"content":[]}`, "q:a", `{"x":1}`, "created", "1700000000000")
 	large := pack("caller", "alice", "result", `"`+strings.Repeat("x", 600)+`"`)
+	fits := pack("caller", "alice", "result", `"`+strings.Repeat("x", 483)+`"`) // 512 bytes: the most that fits
+	require.Len(t, fits, len(taskAndBytes{}.bytes))
 	for _, tc := range []struct {
 		name   string
 		packed string
 		allocs float64
-	}{{"small", small, 1 + 2}, {"large", large, 2}} { // small: its question's map (2) besides
+		result int // the length of its result
+	}{{"small", small, 1 + 2, 14}, {"large", large, 2, 602}, {"fits", fits, 1, 485}} { // small: its question's map (2) besides
 		task, err := decodeTask("t", tc.packed)
 		require.NoError(t, err)
 		assert.Equal(t, "alice", task.CallerID)
@@ -40,7 +45,7 @@ func TestDecodeTaskInOneAllocation(t *testing.T) {
 			task.Result[0] = '[' // its own bytes: packed stays as it was
 			assert.Equal(t, small, tc.packed)
 		} else {
-			assert.Len(t, task.Result, 602)
+			assert.Len(t, task.Result, tc.result, tc.name)
 		}
 		if !raceEnabled {
 			assert.Equal(t, tc.allocs, testing.AllocsPerRun(100, func() { _, _ = decodeTask("t", tc.packed) }), tc.name)
@@ -58,4 +63,18 @@ func TestDecodeTaskRefusesWhatIsNotPacked(t *testing.T) {
 	task, err := decodeTask("t", pack("caller", "", "tool", "x"))
 	require.NoError(t, err, "an empty value is one")
 	assert.Equal(t, "x", task.Tool)
+}
+
+// TestTaskFieldsInOneSlice: a task with every field, questions and
+// answers is stored from a slice made once, exactly as long as it needs.
+func TestTaskFieldsInOneSlice(t *testing.T) {
+	task := &mcpmw.Task{ID: "t", CallerID: "alice", Tool: "export", Status: mcpmw.TaskInputRequired, EndedBy: "x", CancelRequested: true,
+		State: []byte(`{}`), Result: []byte(`{}`), Error: []byte(`{}`),
+		InputRequests: map[string]json.RawMessage{"a": json.RawMessage(`{}`), "b": json.RawMessage(`{}`)},
+		Answers:       map[string]json.RawMessage{"a": json.RawMessage(`{}`)}}
+	f := taskFields(task)
+	assert.Len(t, f, 2*(18+2+1))
+	assert.Equal(t, len(f), cap(f), "grown, or made too large")
+	assert.Contains(t, f, "q:b")
+	assert.Contains(t, f, "a:a")
 }
