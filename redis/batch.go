@@ -128,18 +128,12 @@ func (b *batcher) do(ctx context.Context, key string, cmd redis.Cmder) error {
 		calls.Put(c)
 		return err
 	}
+	// Something of q's on the wire: cmd waits in q's queue, which whoever
+	// sent it hands on (handOn) once it is answered.
 	c := calls.Get().(*call)
 	c.ctx, c.cmd.Cmder = ctx, cmd
 	q.pending = append(q.pending, c)
-	start := !q.flushing
-	if start {
-		q.flushing = true
-		b.running++
-	}
 	b.mu.Unlock()
-	if start {
-		go b.flush(q, node)
-	}
 	select {
 	case <-c.done:
 		c.ctx, c.cmd.Cmder = nil, nil
@@ -174,11 +168,11 @@ func (b *batcher) flush(q *queue, node *redis.Client) {
 func (b *batcher) handOn(q *queue, node *redis.Client) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(q.pending) > 0 {
-		go b.flush(q, node)
+	if len(q.pending) == 0 {
+		b.release(q, node)
 		return
 	}
-	b.release(q, node)
+	go b.flush(q, node)
 }
 
 // release notes that q has nothing on the wire any more, b.mu held.

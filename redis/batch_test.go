@@ -186,12 +186,15 @@ func TestBatchesLeaveNoGoroutine(t *testing.T) {
 }
 
 // TestOneCallQueuedBehindAnother: a single call that queued while another
-// was on the wire is sent once that one is answered; and whoever waits for
-// the store's batches to end (Relay.Close, Notifier.Close do) is told when
+// was on the wire is sent once that one is answered, as itself (within its
+// caller's context), not as a pipeline of one; and whoever waits for the
+// store's batches to end (Relay.Close, Notifier.Close do) is told when
 // they have.
 func TestOneCallQueuedBehindAnother(t *testing.T) {
 	t.Parallel()
-	_, srv, _, s := storeWithTaskT(t)
+	cfg, srv, _, s := storeWithTaskT(t)
+	var count sends
+	cfg.Client.(*redis.Client).AddHook(&count)
 
 	srv.Pause()
 	errs := make(chan error, 2)
@@ -210,6 +213,8 @@ func TestOneCallQueuedBehindAnother(t *testing.T) {
 	srv.Resume()
 	within(t, "the two calls", func() { require.NoError(t, <-errs); require.NoError(t, <-errs) })
 	within(t, "WaitIdle", func() { <-idle })
+	assert.Equal(t, int64(2), count.lone.Load(), "each call sent as itself")
+	assert.Zero(t, count.pipelines.Load())
 }
 
 // storeWithTaskT is a task store with a 30 s Timeout (the tests' own

@@ -87,8 +87,8 @@ func newLeases(tokens int, ttl time.Duration) *leases {
 var admitted = []int64{1, 0, 0, 0}
 
 // held admits or refuses one request of key when this instance can
-// decide alone: a token it may spend (spendable), or a refusal that still
-// holds with none left; otherwise it returns nil, and take asks Redis.
+// decide alone: a token it may spend (spendable), or else a refusal that
+// still holds; otherwise it returns nil, and take asks Redis.
 func (ls *leases) held(key string) []int64 {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -99,7 +99,7 @@ func (ls *leases) held(key string) []int64 {
 	case e.spendable(ls.low, now):
 		e.left--
 		return admitted
-	case e.left == 0 && now.Before(e.refused):
+	case now.Before(e.refused): // none it may spend, and Redis said no
 		return []int64{0, 0, e.refused.Sub(now).Microseconds(), 0}
 	}
 	return nil
@@ -121,7 +121,7 @@ func (ls *leases) take(ctx context.Context, key string, check checkFunc) ([]int6
 		if e == nil {
 			e = ls.add(key, now)
 		}
-		if e.left > 0 && !now.Before(e.until) { // ended: given back with the next call
+		if !now.Before(e.until) { // ended: what is left is given back with the next call
 			e.back, e.left = e.back+e.left, 0
 		}
 		switch {
@@ -129,7 +129,7 @@ func (ls *leases) take(ctx context.Context, key string, check checkFunc) ([]int6
 			e.left--
 			ls.mu.Unlock()
 			return admitted, nil
-		case e.left == 0 && now.Before(e.refused):
+		case now.Before(e.refused): // none left (a refused lease is spendable while it lasts)
 			ls.mu.Unlock()
 			return []int64{0, 0, e.refused.Sub(now).Microseconds(), 0}, nil
 		case e.asking != nil:

@@ -2,6 +2,7 @@ package mcpredis
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -30,4 +31,35 @@ func TestLeaseLetGoAfterAPanic(t *testing.T) {
 	assert.Positive(t, v[0], "admitted")
 	assert.Equal(t, 2, calls)
 	assert.Equal(t, 7, ls.keys["k"].left, "the second call's lease, less the request it admitted")
+}
+
+// TestLeasesSweptWhenTheTableIsFull: the ended leases are dropped when a
+// new key finds the table at its sweep size, not one key later, and not
+// before; one still asking Redis is kept.
+func TestLeasesSweptWhenTheTableIsFull(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	ls := newLeases(8, time.Second)
+	for i := range minSweep - 1 {
+		ls.keys[strconv.Itoa(i)] = &lease{until: now.Add(-time.Second)}
+	}
+	ls.add("almost", now)
+	assert.Len(t, ls.keys, minSweep, "swept below its size")
+	ls.keys["almost"].until = now.Add(-time.Second)
+	ls.keys["0"].asking = make(chan struct{})
+	ls.add("full", now)
+	assert.Len(t, ls.keys, 2, "the ended leases, less the one asking, are dropped")
+	assert.Contains(t, ls.keys, "0")
+	assert.Contains(t, ls.keys, "full")
+	assert.Equal(t, minSweep, ls.sweep)
+
+	// A table of leases still held grows: swept again at twice the size
+	// it kept, so that a busy table is not swept at every new key.
+	busy := newLeases(8, time.Second)
+	for i := range minSweep {
+		busy.keys[strconv.Itoa(i)] = &lease{until: now.Add(time.Second)}
+	}
+	busy.add("more", now)
+	assert.Len(t, busy.keys, minSweep+1)
+	assert.Equal(t, 2*minSweep, busy.sweep)
 }
