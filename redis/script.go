@@ -27,12 +27,7 @@ func (sc luaScript) run(ctx context.Context, b *batcher, keys []string, args ...
 // runAs is run, reading the reply with a command made by newCmd (one of
 // go-redis's typed commands, which read a reply without boxing it).
 func runAs[C redis.Cmder](ctx context.Context, sc luaScript, b *batcher, newCmd func(context.Context, ...any) C, keys []string, args ...any) C {
-	argv := make([]any, 0, 3+len(keys)+len(args))
-	argv = append(argv, "evalsha", sc.hash, len(keys))
-	for _, k := range keys {
-		argv = append(argv, k)
-	}
-	argv = append(argv, args...)
+	argv := evalArgs(sc.hash, keys, args)
 	cmd := newCmd(ctx, argv...)
 	err := b.do(ctx, keys[0], cmd)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
@@ -45,4 +40,15 @@ func runAs[C redis.Cmder](ctx context.Context, sc luaScript, b *batcher, newCmd 
 		cmd.SetErr(err)
 	}
 	return cmd
+}
+
+// evalArgs returns the arguments of EVALSHA hash for keys and args, in a
+// slice made once, exactly as long as it needs.
+func evalArgs(hash any, keys []string, args []any) []any {
+	argv := make([]any, 0, 3+len(keys)+len(args))
+	argv = append(argv, "evalsha", hash, len(keys))
+	for _, k := range keys {
+		argv = append(argv, k)
+	}
+	return append(argv, args...)
 }
