@@ -193,7 +193,7 @@ func (b *batcher) release(q *queue, node *redis.Client) {
 // given up is not sent.
 func (b *batcher) send(pipe *redis.Pipeliner, batch []*call) {
 	var first *call
-	live, unbounded, latest := 0, false, time.Time{}
+	live, deadline := 0, callDeadline{}
 	for i, c := range batch {
 		if err := c.ctx.Err(); err != nil {
 			c.cmd.SetErr(err)
@@ -201,11 +201,7 @@ func (b *batcher) send(pipe *redis.Pipeliner, batch []*call) {
 			batch[i] = nil
 			continue
 		}
-		d, ok := c.ctx.Deadline()
-		unbounded = unbounded || !ok
-		if d.After(latest) {
-			latest = d
-		}
+		deadline.add(c.ctx)
 		if live++; first == nil {
 			first = c
 		}
@@ -224,13 +220,9 @@ func (b *batcher) send(pipe *redis.Pipeliner, batch []*call) {
 				_ = (*pipe).Process(c.ctx, &c.cmd)
 			}
 		}
-		// The values of the first caller's context (its trace, say) for
-		// the client's hooks, which see one context per pipeline.
-		values := context.WithoutCancel(first.ctx)
-		ctx, cancel := context.WithDeadline(values, latest)
-		if unbounded { // a caller without a deadline: the batch has none either
-			ctx, cancel = context.WithCancel(values)
-		}
+		// The first caller's values (its trace, say) for the client's
+		// hooks, which see one context per pipeline.
+		ctx, cancel := deadline.context(first.ctx)
 		_, _ = (*pipe).Exec(ctx)
 		cancel()
 	}

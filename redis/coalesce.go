@@ -3,7 +3,6 @@ package mcpredis
 import (
 	"context"
 	"sync"
-	"time"
 )
 
 // coalescer merges the checks of one key that come while a call for that
@@ -32,13 +31,12 @@ type coalescer struct {
 // An askGroup is the checks of one key waiting for the call on its way:
 // they go together as the next one.
 type askGroup struct {
-	n         int             // the callers, in the order they joined
-	values    context.Context // the first caller's, for the client's hooks (a trace)
-	latest    time.Time       // the latest of the callers' deadlines
-	unbounded bool            // a caller has no deadline: neither has the call
-	done      chan struct{}   // closed once v and err hold the call's answer
-	v         []int64
-	err       error
+	n      int             // the callers, in the order they joined
+	first  context.Context // the first caller's: its values, for the client's hooks (a trace)
+	latest callDeadline    // the call's deadline: the latest of the callers'
+	done   chan struct{}   // closed once v and err hold the call's answer
+	v      []int64
+	err    error
 }
 
 func newCoalescer(check checkFunc, interval, window int64) *coalescer {
@@ -58,16 +56,12 @@ func (c *coalescer) take(ctx context.Context, key string) ([]int64, error) {
 		return c.check(ctx, key, 1, 0)
 	}
 	if g == nil {
-		g = &askGroup{values: context.WithoutCancel(ctx), done: make(chan struct{})}
+		g = &askGroup{first: ctx, done: make(chan struct{})}
 		c.keys[key] = g
 	}
 	i := g.n
 	g.n++
-	d, ok := ctx.Deadline()
-	g.unbounded = g.unbounded || !ok
-	if d.After(g.latest) {
-		g.latest = d
-	}
+	g.latest.add(ctx)
 	c.mu.Unlock()
 	select {
 	case <-g.done:
@@ -95,10 +89,7 @@ func (c *coalescer) next(key string) {
 // send makes g's call, within the latest of its callers' deadlines, hands
 // them its answer, and then hands key on.
 func (c *coalescer) send(key string, g *askGroup) {
-	ctx, cancel := context.WithDeadline(g.values, g.latest)
-	if g.unbounded {
-		ctx, cancel = context.WithCancel(g.values)
-	}
+	ctx, cancel := g.latest.context(g.first)
 	g.v, g.err = c.check(ctx, key, g.n, 0)
 	cancel()
 	close(g.done)

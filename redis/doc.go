@@ -50,10 +50,10 @@
 // on both sides, is the I/O around it. The rate limit goes one step
 // further for a busy key: the checks of one key that come while one of
 // its is on the wire go as one script, asking for as many requests as
-// they are (2.2 µs a check when the 64 callers share an address). Each caller still waits for its own
-// answer or its own deadline, whichever comes first, so a caller whose
-// deadline passes while its batch waits on a hung Redis has its error
-// then; a command whose caller has given up is not sent; nothing is
+// they are (2.2 µs a check when the 64 callers share an address). Each
+// caller still waits for its own answer or its own deadline, whichever
+// comes first, so a caller whose deadline passes while its batch waits on
+// a hung Redis has its error then; a command whose caller has given up is not sent; nothing is
 // retried; each command gets its own answer (a NOSCRIPT is that script's,
 // followed by its EVAL). Under Cluster and Ring each node has a queue of
 // its own, picked by the command's key, so that a hung node holds back

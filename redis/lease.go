@@ -60,6 +60,7 @@ const minSweep = 1024
 
 // leases are the tokens this instance has taken, per key.
 type leases struct {
+	check  checkFunc     // the limiter's script
 	tokens int           // how many a script call takes at most
 	low    int           // at this many left, the next caller tops the lease up
 	ttl    time.Duration // how long they may be spent
@@ -79,8 +80,8 @@ type lease struct {
 	asking  chan struct{} // while a call for more is on its way; closed once it is answered
 }
 
-func newLeases(tokens int, ttl time.Duration) *leases {
-	return &leases{tokens: tokens, low: tokens / 4, ttl: ttl, now: time.Now, keys: map[string]*lease{}, sweep: minSweep}
+func newLeases(check checkFunc, tokens int, ttl time.Duration) *leases {
+	return &leases{check: check, tokens: tokens, low: tokens / 4, ttl: ttl, now: time.Now, keys: map[string]*lease{}, sweep: minSweep}
 }
 
 // admitted is the answer of a request admitted from a lease.
@@ -114,7 +115,7 @@ func (ls *leases) held(key string) []int64 {
 // while the others spend what is left; callers of a key with none left
 // wait for the call on its way rather than making one each, each within
 // ctx.
-func (ls *leases) take(ctx context.Context, key string, check checkFunc) ([]int64, error) {
+func (ls *leases) take(ctx context.Context, key string) ([]int64, error) {
 	for {
 		ls.mu.Lock()
 		e, now := ls.keys[key], ls.now()
@@ -145,7 +146,7 @@ func (ls *leases) take(ctx context.Context, key string, check checkFunc) ([]int6
 		want, back := ls.tokens-e.left, e.back
 		e.back, e.asking = 0, make(chan struct{})
 		ls.mu.Unlock()
-		return ls.call(ctx, key, e, want, back, check)
+		return ls.call(ctx, key, e, want, back)
 	}
 }
 
@@ -157,10 +158,10 @@ var errNoAnswer = errors.New("mcpredis: the rate-limit check did not return")
 // the callers waiting for the call are let go once e holds what it
 // brought, so that no key is left waiting for an answer that never
 // comes.
-func (ls *leases) call(ctx context.Context, key string, e *lease, want, back int, check checkFunc) (v []int64, err error) {
+func (ls *leases) call(ctx context.Context, key string, e *lease, want, back int) (v []int64, err error) {
 	err = errNoAnswer
 	defer func() { v, err = ls.answered(key, e, v, err) }()
-	v, err = check(ctx, key, want, back)
+	v, err = ls.check(ctx, key, want, back)
 	return v, err
 }
 

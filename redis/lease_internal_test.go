@@ -15,18 +15,17 @@ import (
 // makes a call of its own rather than waiting for one that never ends.
 func TestLeaseLetGoAfterAPanic(t *testing.T) {
 	t.Parallel()
-	ls := newLeases(8, time.Second)
 	calls := 0
-	check := func(context.Context, string, int, int) ([]int64, error) {
+	ls := newLeases(func(context.Context, string, int, int) ([]int64, error) {
 		if calls++; calls == 1 {
 			panic("boom")
 		}
 		return []int64{8, 0, 0, 0}, nil
-	}
-	assert.PanicsWithValue(t, "boom", func() { _, _ = ls.take(t.Context(), "k", check) })
+	}, 8, time.Second)
+	assert.PanicsWithValue(t, "boom", func() { _, _ = ls.take(t.Context(), "k") })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	v, err := ls.take(ctx, "k", check)
+	v, err := ls.take(ctx, "k")
 	require.NoError(t, err, "the key was left waiting for the call that panicked")
 	assert.Positive(t, v[0], "admitted")
 	assert.Equal(t, 2, calls)
@@ -39,7 +38,7 @@ func TestLeaseLetGoAfterAPanic(t *testing.T) {
 func TestLeasesSweptWhenTheTableIsFull(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	ls := newLeases(8, time.Second)
+	ls := newLeases(nil, 8, time.Second) // no call: the table alone
 	for i := range minSweep - 1 {
 		ls.keys[strconv.Itoa(i)] = &lease{until: now.Add(-time.Second)}
 	}
@@ -55,7 +54,7 @@ func TestLeasesSweptWhenTheTableIsFull(t *testing.T) {
 
 	// A table of leases still held grows: swept again at twice the size
 	// it kept, so that a busy table is not swept at every new key.
-	busy := newLeases(8, time.Second)
+	busy := newLeases(nil, 8, time.Second) // no call: the table alone
 	for i := range minSweep {
 		busy.keys[strconv.Itoa(i)] = &lease{until: now.Add(time.Second)}
 	}

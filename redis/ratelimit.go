@@ -119,7 +119,7 @@ func newRateLimiter(ctor string, cfg Config, requests int, window time.Duration,
 	case o.lease < 0 || o.lease > requests:
 		panic(fmt.Sprintf("mcpredis: %s: Lease(%d): want from 0 (no lease) to requests (%d)", ctor, o.lease, requests))
 	case o.lease > 1:
-		l.lease = newLeases(o.lease, min(maxLeaseTime, window))
+		l.lease = newLeases(l.check, o.lease, min(maxLeaseTime, window))
 	default:
 		l.asks = newCoalescer(l.check, l.interval, l.window)
 	}
@@ -184,7 +184,7 @@ func (l *RateLimiter) ask(r *http.Request, k string) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), l.s.timeout)
 	defer cancel()
 	if l.lease != nil {
-		return l.lease.take(ctx, k, l.check)
+		return l.lease.take(ctx, k)
 	}
 	return l.asks.take(ctx, k)
 }
