@@ -49,8 +49,10 @@ func singleHeader(h http.Header, name string) (v string, present bool, err error
 func decodeHeaderValue(v string) (string, error) {
 	const prefix, suffix = "=?base64?", "?="
 	if len(v) >= len(prefix)+len(suffix) && strings.HasPrefix(v, prefix) && strings.HasSuffix(v, suffix) {
-		b, err := base64.StdEncoding.Strict().DecodeString(v[len(prefix) : len(v)-len(suffix)])
-		if err != nil {
+		enc := v[len(prefix) : len(v)-len(suffix)]
+		// Strict still skips CR and LF, which no client's encoding holds.
+		b, err := base64.StdEncoding.Strict().DecodeString(enc)
+		if err != nil || strings.ContainsAny(enc, "\r\n") {
 			return "", errors.New("has a malformed =?base64?…?= value")
 		}
 		if !utf8.Valid(b) {

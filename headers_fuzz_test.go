@@ -17,7 +17,7 @@ import (
 // sentinel round trip.
 func FuzzDecodeHeaderValue(f *testing.F) {
 	for _, s := range []string{"", "tools/call", "get_weather", "with\tinner space", "=?base64?ZWNobw==?=", "=?base64?ZWNobw?=",
-		"=?base64??=", "=?base64?w6k=?=", "=?base64?gA==?=", "=?BASE64?ZWNobw==?=", "é", "a\nb", "=?base64?=", "?="} {
+		"=?base64??=", "=?base64?w6k=?=", "=?base64?w6\rk=?=", "=?base64?w6\nk=?=", "=?base64?gA==?=", "=?BASE64?ZWNobw==?=", "é", "a\nb", "=?base64?=", "?="} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
@@ -30,16 +30,18 @@ func FuzzDecodeHeaderValue(f *testing.F) {
 				t.Fatalf("decodeHeaderValue(%q) = %q with error %v", v, got, err)
 			}
 			if sentinel {
-				b, derr := base64.StdEncoding.Strict().DecodeString(v[len(prefix) : len(v)-len(suffix)])
-				if derr == nil && utf8.Valid(b) {
+				enc := v[len(prefix) : len(v)-len(suffix)]
+				b, derr := base64.StdEncoding.Strict().DecodeString(enc)
+				if derr == nil && utf8.Valid(b) && !strings.ContainsAny(enc, "\r\n") {
 					t.Fatalf("decodeHeaderValue(%q) refused a well-formed sentinel: %v", v, err)
 				}
 			} else if visibleASCII(v) {
 				t.Fatalf("decodeHeaderValue(%q) refused plain visible ASCII: %v", v, err)
 			}
 		case sentinel:
-			b, derr := base64.StdEncoding.Strict().DecodeString(v[len(prefix) : len(v)-len(suffix)])
-			if derr != nil || string(b) != got || !utf8.ValidString(got) {
+			enc := v[len(prefix) : len(v)-len(suffix)]
+			b, derr := base64.StdEncoding.Strict().DecodeString(enc)
+			if derr != nil || string(b) != got || !utf8.ValidString(got) || strings.ContainsAny(enc, "\r\n") {
 				t.Fatalf("decodeHeaderValue(%q) = %q; base64 gives %q, %v", v, got, b, derr)
 			}
 		default:

@@ -229,6 +229,8 @@ func TestClassifyRouting(t *testing.T) {
 		{name: "DEL refused", body: named("a\u007fb"), h: std("tools/call", "Mcp-Name", "a\x7fb"), code: CodeHeaderMismatch, version: L},
 		{name: "malformed base64", body: callEcho, h: std("tools/call", "Mcp-Name", "=?base64?!!!!?="), code: CodeHeaderMismatch, version: L,
 			msg: "Header mismatch: Mcp-Name has a malformed =?base64?…?= value"},
+		{name: "base64 with a line break", body: callEcho, h: std("tools/call", "Mcp-Name", "=?base64?ZWN\r\nobw==?="), code: CodeHeaderMismatch, version: L,
+			msg: "Header mismatch: Mcp-Name has a malformed =?base64?…?= value"},
 		{name: "base64 missing padding", body: callEcho, h: std("tools/call", "Mcp-Name", "=?base64?ZWNobw?="), code: CodeHeaderMismatch, version: L},
 		{name: "base64 short padding", body: callEcho, h: std("tools/call", "Mcp-Name", "=?base64?ZWNobw=?="), code: CodeHeaderMismatch, version: L},
 		{name: "base64 non-zero trailing bits", body: callEcho, h: std("tools/call", "Mcp-Name", "=?base64?ZWNobx==?="), code: CodeHeaderMismatch, version: L},
@@ -361,6 +363,8 @@ func TestDecodeHeaderValue(t *testing.T) {
 		{in: "=?base64?AA==?=", want: "\x00"},
 		{in: "=?base64?*?=", err: "has a malformed =?base64?…?= value"},
 		{in: "=?base64?ZW Nobw==?=", err: "has a malformed =?base64?…?= value"},
+		{in: "=?base64?ZWN\robw==?=", err: "has a malformed =?base64?…?= value"}, // Go's base64 skips CR and LF, even Strict
+		{in: "=?base64?ZWNo\nbw==?=", err: "has a malformed =?base64?…?= value"},
 		{in: "=?base64?gA==?=", err: "decodes to invalid UTF-8"},
 		{in: "ü", err: "holds characters that are not visible ASCII; encode it as =?base64?…?="},
 		{in: "a\nb", err: "holds characters that are not visible ASCII; encode it as =?base64?…?="},
