@@ -376,6 +376,11 @@ func parseProofHeader(proof string) (proofHeader, error) {
 	if !ok || strings.Count(rest, ".") != 1 {
 		return h, errors.New("it is not three dot-separated parts")
 	}
+	// Go's base64 decoders skip CR and LF: refused, so that a proof is read
+	// only in the form it was signed in.
+	if strings.ContainsAny(proof, "\r\n") {
+		return h, errors.New("it holds a line break")
+	}
 	raw, err := base64.RawURLEncoding.DecodeString(head)
 	if err != nil {
 		return h, fmt.Errorf("its header is not base64url: %w", err)

@@ -104,6 +104,10 @@ func TestDPoPConformanceCases(t *testing.T) {
 		{name: "missing-htu", code: "invalid_dpop_proof", description: "missing htu", edit: func(p *proof) { delete(p.claims, "htu") }},
 		{name: "missing-iat", code: "invalid_dpop_proof", description: "missing iat", edit: func(p *proof) { delete(p.claims, "iat") }},
 		{name: "missing-jwk", code: "invalid_dpop_proof", description: "no jwk", edit: func(p *proof) { delete(p.header, "jwk") }},
+		{name: "a line break in a signed proof", code: "invalid_dpop_proof", description: "malformed DPoP proof", send: func(t *testing.T, p proof) *http.Request {
+			s := alice.sign(t, p.header, p.claims, nil)
+			return request(mcpURL, s[:8]+"\r\n"+s[8:]) // Go's base64 skips CR and LF
+		}},
 		{name: "malformed-not-a-jwt", code: "invalid_dpop_proof", description: "malformed DPoP proof", send: func(*testing.T, proof) *http.Request {
 			return request(mcpURL, "this-is-not-a-jwt")
 		}},

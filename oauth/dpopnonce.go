@@ -58,8 +58,9 @@ func (n *nonces) check(nonce string, now time.Time) string {
 	if nonce == "" {
 		return "the proof has no nonce, and this server requires one"
 	}
-	b, err := base64.RawURLEncoding.DecodeString(nonce)
-	if err != nil || len(b) != nonceLen || !hmac.Equal(b[8:], n.mac(b[:8])) {
+	// Only the form this server issues: Go's base64 skips CR and LF.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(nonce)
+	if err != nil || len(nonce) != base64.RawURLEncoding.EncodedLen(nonceLen) || len(b) != nonceLen || !hmac.Equal(b[8:], n.mac(b[:8])) {
 		return fmt.Sprintf("the proof's nonce %q is not one this server issued", clip(nonce))
 	}
 	issued := time.Unix(int64(binary.BigEndian.Uint64(b[:8])), 0)

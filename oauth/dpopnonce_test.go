@@ -48,6 +48,7 @@ func TestDPoPNonce(t *testing.T) {
 		"another key's":    stranger.Nonce(),
 		"truncated":        de.Nonce[:30],
 		"good, then junk":  de.Nonce + "!",
+		"a line break in":  de.Nonce[:16] + "\r\n" + de.Nonce[16:],
 		"expired":          at(-5*time.Minute - time.Second),
 		"from the future":  at(5*time.Minute + time.Second),
 	} {

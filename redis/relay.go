@@ -191,8 +191,10 @@ func validInstanceID(id string) bool {
 	if len(id) != base64.RawURLEncoding.EncodedLen(instanceIDBytes) {
 		return false
 	}
-	_, err := base64.RawURLEncoding.Strict().DecodeString(id) // 22 characters: 16 bytes, the last 4 bits zero
-	return err == nil
+	// 22 characters: 16 bytes, the last 4 bits zero. The length of what
+	// they decode to counts too: Go's base64 skips CR and LF, even Strict.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(id)
+	return err == nil && len(b) == instanceIDBytes
 }
 
 // Send hands payload to the instance whose id is instance, with one

@@ -141,6 +141,7 @@ func TestRelayNoSuchInstance(t *testing.T) {
 		"AAAAAAAAAAAAAAAAAAAAA+", // not base64url
 		"AAAAAAAAAAAAAAAAAAAAAB", // not canonical: the last character's low bits are set
 		"x:../events",
+		"AAAAAAAAAAAAAAAAAAAA\r\n", // 20 characters and a line break, which base64 skips
 		strings.Repeat("A", 21) + ":",
 	} {
 		ok, err := a.Send(t.Context(), id, []byte("lost"))
